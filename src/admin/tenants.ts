@@ -1,0 +1,150 @@
+// Operator API: workspaces, users and API tokens (operator-api.md, "Workspaces and members",
+// "API tokens"). Token secrets appear in the create response only; a hash is stored.
+import crypto from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import { validationError } from '../errors.js'
+import { hashToken, SCOPES } from '../http/auth.js'
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { check } from '../http/validate.js'
+import type { Services } from '../services.js'
+import { adminRoute, idParam, notFound } from './guard.js'
+
+const NullableInt = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
+const WorkspaceFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  plan_meter_limit: Type.Optional(NullableInt),
+  provision_cap_per_hour: Type.Optional(Type.Integer({ minimum: 0 })),
+  retention_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+}
+export const WorkspaceCreate = Type.Object(WorkspaceFields, { additionalProperties: false })
+export const WorkspacePatch = Type.Partial(Type.Object(WorkspaceFields), { additionalProperties: false })
+export const UserCreate = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' }),
+    owner: Type.Optional(Type.Boolean()),
+    permissions: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  },
+  { additionalProperties: false },
+)
+export const UserPatch = Type.Object(
+  { owner: Type.Optional(Type.Boolean()), permissions: Type.Optional(Type.Array(Type.String())) },
+  { additionalProperties: false },
+)
+export const TokenCreate = Type.Object(
+  {
+    user_id: Type.Integer({ minimum: 1 }),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1 }),
+    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+)
+
+export function newSecret(prefix: string): string {
+  return `${prefix}_${crypto.randomBytes(24).toString('base64url')}`
+}
+
+export function registerTenantAdmin(router: Router, s: Services): void {
+  const { tenants } = s
+  const workspace = async (id: number) => (await tenants.getWorkspace(id)) ?? notFound('workspace', id)
+
+  adminRoute(router, s, 'POST', '/workspaces', async (req) => {
+    const b = check(WorkspaceCreate, req.json())
+    const w = await tenants.createWorkspace({
+      name: b.name,
+      plan_meter_limit: b.plan_meter_limit ?? null,
+      provision_cap_per_hour: b.provision_cap_per_hour ?? 100,
+      retention_days: b.retention_days ?? null,
+    })
+    return json(201, { data: w })
+  })
+
+  adminRoute(router, s, 'GET', '/workspaces', async () => json(200, { data: await tenants.listWorkspaces() }))
+
+  adminRoute(router, s, 'GET', '/workspaces/:ws', async (req) =>
+    json(200, { data: await workspace(idParam(req, 'ws')) }),
+  )
+
+  adminRoute(router, s, 'PATCH', '/workspaces/:ws', async (req) => {
+    const w = await workspace(idParam(req, 'ws'))
+    const b = check(WorkspacePatch, req.json())
+    const next = { ...w, ...b }
+    await tenants.saveWorkspace(next)
+    await s.coord.publish('invalidate', 'workspace').catch(() => {})
+    return json(200, { data: next })
+  })
+
+  adminRoute(router, s, 'POST', '/workspaces/:ws/users', async (req) => {
+    const w = await workspace(idParam(req, 'ws'))
+    const b = check(UserCreate, req.json())
+    const user = await tenants.createUser({
+      workspace_id: w.id,
+      email: b.email,
+      owner: b.owner ?? false,
+      permissions: [...new Set(b.permissions ?? [])],
+    })
+    return json(201, { data: publicUser(user) })
+  })
+
+  adminRoute(router, s, 'GET', '/workspaces/:ws/users', async (req) => {
+    const w = await workspace(idParam(req, 'ws'))
+    return json(200, { data: (await tenants.listUsers(w.id)).map(publicUser) })
+  })
+
+  adminRoute(router, s, 'PATCH', '/users/:user', async (req) => {
+    const id = idParam(req, 'user')
+    const u = (await tenants.getUser(id)) ?? notFound('user', id)
+    const b = check(UserPatch, req.json())
+    const next = { ...u, ...b, permissions: b.permissions ? [...new Set(b.permissions)] : u.permissions }
+    await tenants.saveUser(next)
+    // Taking `groups.manage` away must bite on the user's tokens at once, on every instance.
+    s.auth.invalidate()
+    await s.coord.publish('invalidate', 'auth').catch(() => {})
+    return json(200, { data: publicUser(next) })
+  })
+
+  adminRoute(router, s, 'POST', '/workspaces/:ws/tokens', async (req) => {
+    const w = await workspace(idParam(req, 'ws'))
+    const b = check(TokenCreate, req.json())
+    const user = await tenants.getUser(b.user_id)
+    if (!user || user.workspace_id !== w.id)
+      throw validationError({ user_id: ['The user_id must name a user of this workspace.'] })
+    if (b.expires_at && Number.isNaN(Date.parse(b.expires_at)))
+      throw validationError({ expires_at: ['The expires_at field must be an ISO 8601 date-time.'] })
+    const secret = newSecret('mf')
+    const t = await tenants.createToken({
+      workspace_id: w.id,
+      user_id: user.id,
+      name: b.name ?? null,
+      token_hash: hashToken(secret),
+      scopes: [...new Set(b.scopes)],
+      expires_at: b.expires_at ? new Date(b.expires_at).toISOString() : null,
+      rate_limit_per_minute: b.rate_limit_per_minute ?? 60,
+    })
+    return json(201, {
+      data: {
+        id: t.id,
+        name: t.name,
+        token: secret,
+        scopes: t.scopes,
+        expires_at: t.expires_at,
+        rate_limit_per_minute: t.rate_limit_per_minute,
+      },
+    })
+  })
+
+  adminRoute(router, s, 'DELETE', '/tokens/:id', async (req) => {
+    const id = idParam(req, 'id')
+    const t = (await tenants.getToken(id)) ?? notFound('token', id)
+    if (!t.revoked_at) await tenants.saveToken({ ...t, revoked_at: new Date(s.clock.now()).toISOString() })
+    s.auth.invalidate()
+    await s.coord.publish('invalidate', 'auth').catch(() => {})
+    return json(200, { data: { id, revoked: true } })
+  })
+}
+
+function publicUser(u: { id: number; email: string; owner: boolean; permissions: string[] }) {
+  return { id: u.id, email: u.email, owner: u.owner, permissions: u.permissions }
+}

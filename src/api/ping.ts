@@ -1,0 +1,20 @@
+// GET /api/v1/ping: authenticated liveness with the scheduler heartbeat. `degraded` is still
+// HTTP 200: requests are served correctly, only pruning and alerting have stopped.
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { heartbeat } from '../scheduler/scheduler.js'
+import type { Services } from '../services.js'
+
+export function registerPing(router: Router, s: Services): void {
+  router.get('/api/v1/ping', async (req) => {
+    await s.auth.authenticate(req)
+    const scheduler = await heartbeat(s.store.sql, s.clock, s.config.SCHEDULER_INTERVAL_S)
+    return json(200, {
+      status: scheduler.ever_ran && !scheduler.stale ? 'ok' : 'degraded',
+      application: 'meterflow',
+      time: new Date(s.clock.now()).toISOString(),
+      scheduler,
+    })
+  })
+  router.get('/healthz', () => json(200, { status: 'ok' }))
+}

@@ -1,0 +1,116 @@
+// Composition root: builds every stage from the config, wires the routes, starts the HTTP
+// server and the scheduler line, and knows how to stop them in order.
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { pino, type Logger } from 'pino'
+import { registerAdmin } from './admin/index.js'
+import { registerApi } from './api/index.js'
+import { systemClock, type Clock } from './clock.js'
+import type { Config } from './config/index.js'
+import type { Coord } from './coord/coord.js'
+import { MemoryCoord } from './coord/memory.js'
+import { RedisCoord } from './coord/redis.js'
+import { Authenticator } from './http/auth.js'
+import { Router } from './http/router.js'
+import { startHttpServer, type HttpServer } from './http/server.js'
+import { Scheduler } from './scheduler/scheduler.js'
+import type { Services } from './services.js'
+import { Store } from './store/store.js'
+import { TenantRepo } from './store/tenants.js'
+import { buildStages, type Stage } from './stages.js'
+
+export interface AppOptions {
+  clock?: Clock
+  logger?: Logger
+}
+
+export interface App {
+  url: string
+  port: number
+  services: Services
+  router: Router
+  http: HttpServer
+  /** Graceful stop: stop accepting, answer in-flight requests, flush writers, close. */
+  close(): Promise<void>
+}
+
+export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
+  const clock = opts.clock ?? systemClock
+  const log = opts.logger ?? pino({ level: config.LOG_LEVEL, redact: ['req.headers.authorization'] })
+  fs.mkdirSync(config.DATA_DIR, { recursive: true })
+
+  let coord: Coord
+  if (config.REDIS_URL) {
+    const rc = new RedisCoord(config.REDIS_URL, 'mf:', () => clock.now())
+    await rc.connect()
+    coord = rc
+  } else coord = new MemoryCoord(() => clock.now())
+
+  const store = await Store.open(config, coord)
+  const tenants = new TenantRepo(store)
+  const auth = new Authenticator(tenants, coord, () => clock.now())
+  await coord.subscribe('invalidate', () => auth.invalidate())
+  const scheduler = new Scheduler(store.sql, coord, clock, config.SCHEDULER_INTERVAL_S, log)
+
+  const services: Services = {
+    config,
+    log,
+    clock,
+    coord,
+    store,
+    tenants,
+    auth,
+    scheduler,
+    adminToken: adminToken(config),
+  }
+  const stages: Stage[] = await buildStages(services)
+
+  const router = new Router()
+  registerApi(router, services)
+  registerAdmin(router, services)
+
+  const http = await startHttpServer(router, {
+    host: config.HOST,
+    port: config.PORT,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    logger: log,
+    configure: (app) => {
+      for (const st of stages) st.configureHttp?.(app)
+    },
+  })
+  if (config.SCHEDULER === 'on') scheduler.start()
+  for (const st of stages) await st.start?.()
+
+  let closing: Promise<void> | null = null
+  return {
+    url: `http://${config.HOST}:${http.port}`,
+    port: http.port,
+    services,
+    router,
+    http,
+    close() {
+      closing ??= (async () => {
+        await http.drain()
+        for (const st of [...stages].reverse()) await st.stop?.()
+        await scheduler.stop()
+        await store.close()
+        await coord.close()
+      })()
+      return closing
+    },
+  }
+}
+
+/** ADMIN_TOKEN, or the one generated at first start into DATA_DIR/admin-token (0600). */
+function adminToken(config: Readonly<Config>): string {
+  if (config.ADMIN_TOKEN) return config.ADMIN_TOKEN
+  const file = path.join(config.DATA_DIR, 'admin-token')
+  try {
+    return fs.readFileSync(file, 'utf8').trim()
+  } catch {
+    const token = `mfadmin_${crypto.randomBytes(24).toString('base64url')}`
+    fs.writeFileSync(file, token + '\n', { mode: 0o600 })
+    return token
+  }
+}

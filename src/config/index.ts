@@ -1,0 +1,78 @@
+// The only reader of process.env. Every variable of operator-api.md ("Running the service")
+// plus a few limits of our own; parsed once, validated with one TypeBox schema, then frozen.
+import os from 'node:os'
+import path from 'node:path'
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 })
+const Positive = Type.Integer({ minimum: 1 })
+
+export const Config = Type.Object({
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PORT: Type.Integer({ ...Port, default: 8080 }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  CLICKHOUSE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** ClickHouse cluster name: when set, migrations create Replicated + Distributed tables. */
+  CLICKHOUSE_CLUSTER: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  SCHEDULER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  SCHEDULER_INTERVAL_S: Type.Integer({ ...Positive, default: 60 }),
+  EVENT_RETRY_DELAYS_MS: Type.Array(Type.Integer({ minimum: 0 }), {
+    minItems: 4,
+    maxItems: 4,
+    default: [10_000, 60_000, 300_000, 1_800_000],
+  }),
+  EVENT_TIMEOUT_MS: Type.Integer({ ...Positive, default: 5000 }),
+  EVENT_DISABLE_AFTER: Type.Integer({ ...Positive, default: 3 }),
+  EVENT_BLOCK_PRIVATE_TARGETS: Type.Boolean({ default: false }),
+  WORKERS: Type.Integer({ ...Positive, default: Math.max(1, os.availableParallelism()) }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  // Our own limits (documented in the README).
+  MAX_BODY_BYTES: Type.Integer({ ...Positive, default: 16 * 1024 * 1024 }),
+  MAX_BATCH_ITEMS: Type.Integer({ ...Positive, default: 10_000 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+})
+export type Config = Static<typeof Config>
+
+export class ConfigError extends Error {}
+
+const numeric = new Set([
+  'PORT',
+  'SCHEDULER_INTERVAL_S',
+  'EVENT_TIMEOUT_MS',
+  'EVENT_DISABLE_AFTER',
+  'WORKERS',
+  'MAX_BODY_BYTES',
+  'MAX_BATCH_ITEMS',
+])
+
+function coerce(name: string, raw: string): unknown {
+  if (numeric.has(name)) return /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw
+  if (name === 'EVENT_RETRY_DELAYS_MS')
+    return raw.split(',').map((s) => (/^\d+$/.test(s.trim()) ? Number(s) : s))
+  if (name === 'EVENT_BLOCK_PRIVATE_TARGETS') return ['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())
+  return raw
+}
+
+/** Reads the environment once. Throws ConfigError naming the variable on a bad value. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+  const input: Record<string, unknown> = {}
+  for (const name of Object.keys(Config.properties)) {
+    const raw = env[name]
+    if (raw !== undefined && raw !== '') input[name] = coerce(name, raw)
+  }
+  const withDefaults = Value.Default(Config, input) as Record<string, unknown>
+  const first = Value.Errors(Config, withDefaults).First()
+  if (first) {
+    const name = first.path.split('/')[1] ?? '?'
+    throw new ConfigError(`invalid environment variable ${name}=${JSON.stringify(env[name])}: ${first.message}`)
+  }
+  const config = withDefaults as Config
+  config.DATA_DIR = path.resolve(config.DATA_DIR)
+  return Object.freeze(config)
+}

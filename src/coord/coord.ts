@@ -1,0 +1,39 @@
+// Coordination primitives shared by every rule that must hold across instances: rate
+// limits, caps, id sequences, leases (scheduler line, per-meter ownership), short-lived
+// claims (idempotency) and invalidation messages. In-process for one instance; Redis with
+// atomic Lua scripts when REDIS_URL is set.
+
+export interface TakeResult {
+  ok: boolean
+  /** Count in the window after this call (unchanged when refused). */
+  count: number
+  /** Milliseconds until the window resets. */
+  resetMs: number
+}
+
+export interface Coord {
+  readonly kind: 'memory' | 'redis'
+  /** Fixed window counter: add `by` unless that would pass `limit`. */
+  take(key: string, limit: number, windowMs: number, by?: number): Promise<TakeResult>
+  /** Gives back what a `take` took (an admitted item that was not stored after all). */
+  giveBack(key: string, by: number): Promise<void>
+  /** Next value of a sequence; never at or below `floor` (the store's current maximum). */
+  nextId(sequence: string, floor: number): Promise<number>
+  /** Acquires or renews a lease; true when `owner` holds it for the next `ttlMs`. */
+  lease(name: string, owner: string, ttlMs: number): Promise<boolean>
+  release(name: string, owner: string): Promise<void>
+  /** Sets `key` only when absent; true when this call set it. */
+  claim(key: string, ttlMs: number): Promise<boolean>
+  /** Sets several keys only when absent; returns per key whether this call set it. */
+  claimMany(keys: string[], ttlMs: number): Promise<boolean[]>
+  unclaim(keys: string[]): Promise<void>
+  get(key: string): Promise<string | null>
+  set(key: string, value: string, ttlMs?: number): Promise<void>
+  publish(channel: string, message: string): Promise<void>
+  subscribe(channel: string, handler: (message: string) => void): Promise<void>
+  /** Throws when the backing service is unreachable. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export const windowStart = (now: number, windowMs: number) => now - (now % windowMs)

@@ -1,0 +1,110 @@
+// In-process coordination: correct for exactly one instance (the embedded default).
+import { EventEmitter } from 'node:events'
+import { windowStart, type Coord, type TakeResult } from './coord.js'
+
+interface Entry {
+  value: string
+  expiresAt: number
+}
+
+export class MemoryCoord implements Coord {
+  readonly kind = 'memory' as const
+  private readonly values = new Map<string, Entry>()
+  private readonly sequences = new Map<string, number>()
+  private readonly bus = new EventEmitter()
+  private sweeps = 0
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.bus.setMaxListeners(0)
+  }
+
+  private live(key: string): Entry | undefined {
+    const e = this.values.get(key)
+    if (e && e.expiresAt <= this.now()) {
+      this.values.delete(key)
+      return undefined
+    }
+    return e
+  }
+
+  private sweep(): void {
+    // Expired keys are dropped lazily; a full sweep now and then keeps memory bounded.
+    if (++this.sweeps % 10_000 !== 0) return
+    const now = this.now()
+    for (const [k, e] of this.values) if (e.expiresAt <= now) this.values.delete(k)
+  }
+
+  async take(key: string, limit: number, windowMs: number, by = 1): Promise<TakeResult> {
+    this.sweep()
+    const now = this.now()
+    const start = windowStart(now, windowMs)
+    const k = `${key}:${start}`
+    const e = this.live(k)
+    const count = e ? Number(e.value) : 0
+    const resetMs = start + windowMs - now
+    if (count + by > limit) return { ok: false, count, resetMs }
+    this.values.set(k, { value: String(count + by), expiresAt: start + windowMs })
+    return { ok: true, count: count + by, resetMs }
+  }
+
+  async giveBack(key: string, by: number): Promise<void> {
+    for (const [k, e] of this.values)
+      if (k.startsWith(key + ':')) e.value = String(Math.max(0, Number(e.value) - by))
+  }
+
+  async nextId(sequence: string, floor: number): Promise<number> {
+    const next = Math.max(this.sequences.get(sequence) ?? 0, floor) + 1
+    this.sequences.set(sequence, next)
+    return next
+  }
+
+  async lease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    const e = this.live(`lease:${name}`)
+    if (e && e.value !== owner) return false
+    this.values.set(`lease:${name}`, { value: owner, expiresAt: this.now() + ttlMs })
+    return true
+  }
+
+  async release(name: string, owner: string): Promise<void> {
+    if (this.live(`lease:${name}`)?.value === owner) this.values.delete(`lease:${name}`)
+  }
+
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    this.sweep()
+    if (this.live(key)) return false
+    this.values.set(key, { value: '1', expiresAt: this.now() + ttlMs })
+    return true
+  }
+
+  async claimMany(keys: string[], ttlMs: number): Promise<boolean[]> {
+    const out: boolean[] = []
+    for (const k of keys) out.push(await this.claim(k, ttlMs))
+    return out
+  }
+
+  async unclaim(keys: string[]): Promise<void> {
+    for (const k of keys) this.values.delete(k)
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.live(key)?.value ?? null
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    this.values.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : Infinity })
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    this.bus.emit(channel, message)
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<void> {
+    this.bus.on(channel, handler)
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.bus.removeAllListeners()
+  }
+}

@@ -1,0 +1,175 @@
+// Redis coordination. Every read-modify-write is one Lua script, so several instances
+// agree without races. Keys carry a prefix so tests and tenants of one Redis stay apart.
+import { Redis } from 'ioredis'
+import { apiError } from '../errors.js'
+import { windowStart, type Coord, type TakeResult } from './coord.js'
+
+const TAKE = `
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+local by = tonumber(ARGV[2])
+if c + by > tonumber(ARGV[1]) then return {0, c} end
+c = redis.call('INCRBY', KEYS[1], by)
+if c == by then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return {1, c}`
+
+const NEXT_ID = `
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+local floor = tonumber(ARGV[1])
+if c < floor then redis.call('SET', KEYS[1], floor) end
+return redis.call('INCR', KEYS[1])`
+
+const LEASE = `
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1`
+
+const GIVE_BACK = `
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+if c > 0 then redis.call('DECRBY', KEYS[1], math.min(c, tonumber(ARGV[1]))) end
+return 1`
+
+type Scripted = Redis & {
+  mfTake(key: string, limit: number, by: number, ttl: number): Promise<[number, number]>
+  mfNextId(key: string, floor: number): Promise<number>
+  mfLease(key: string, owner: string, ttl: number): Promise<number>
+  mfRelease(key: string, owner: string): Promise<number>
+  mfGiveBack(key: string, by: number): Promise<number>
+}
+
+export class RedisCoord implements Coord {
+  readonly kind = 'redis' as const
+  private readonly redis: Scripted
+  private subscriber: Redis | null = null
+  private readonly handlers = new Map<string, ((m: string) => void)[]>()
+  private readonly lastWindow = new Map<string, string>()
+
+  constructor(
+    private readonly url: string,
+    private readonly prefix = 'mf:',
+    private readonly now: () => number = Date.now,
+  ) {
+    // Fail fast instead of queueing commands forever while Redis is down: a write that needs
+    // coordination answers 503 at once and recovers by itself when Redis is back.
+    this.redis = new Redis(url, {
+      keyPrefix: prefix,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      retryStrategy: (n) => Math.min(n * 200, 2000),
+      lazyConnect: true,
+    }) as Scripted
+    this.redis.on('error', () => {})
+    this.redis.defineCommand('mfTake', { numberOfKeys: 1, lua: TAKE })
+    this.redis.defineCommand('mfNextId', { numberOfKeys: 1, lua: NEXT_ID })
+    this.redis.defineCommand('mfLease', { numberOfKeys: 1, lua: LEASE })
+    this.redis.defineCommand('mfRelease', { numberOfKeys: 1, lua: RELEASE })
+    this.redis.defineCommand('mfGiveBack', { numberOfKeys: 1, lua: GIVE_BACK })
+  }
+
+  async connect(): Promise<void> {
+    await this.redis.connect()
+  }
+
+  private async run<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      throw apiError('Unavailable', `Coordination store (Redis) unavailable: ${(err as Error).message}`)
+    }
+  }
+
+  take(key: string, limit: number, windowMs: number, by = 1): Promise<TakeResult> {
+    return this.run(async () => {
+      const now = this.now()
+      const start = windowStart(now, windowMs)
+      const k = `${key}:${start}`
+      this.lastWindow.set(key, k)
+      const [ok, count] = await this.redis.mfTake(k, limit, by, windowMs)
+      return { ok: ok === 1, count: Number(count), resetMs: start + windowMs - now }
+    })
+  }
+
+  giveBack(key: string, by: number): Promise<void> {
+    const k = this.lastWindow.get(key)
+    if (!k) return Promise.resolve()
+    return this.run(async () => void (await this.redis.mfGiveBack(k, by)))
+  }
+
+  nextId(sequence: string, floor: number): Promise<number> {
+    return this.run(async () => Number(await this.redis.mfNextId(`seq:${sequence}`, floor)))
+  }
+
+  lease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.run(async () => (await this.redis.mfLease(`lease:${name}`, owner, ttlMs)) === 1)
+  }
+
+  release(name: string, owner: string): Promise<void> {
+    return this.run(async () => void (await this.redis.mfRelease(`lease:${name}`, owner)))
+  }
+
+  claim(key: string, ttlMs: number): Promise<boolean> {
+    return this.run(async () => (await this.redis.set(key, '1', 'PX', ttlMs, 'NX')) === 'OK')
+  }
+
+  claimMany(keys: string[], ttlMs: number): Promise<boolean[]> {
+    if (keys.length === 0) return Promise.resolve([])
+    return this.run(async () => {
+      const p = this.redis.pipeline()
+      for (const k of keys) p.set(k, '1', 'PX', ttlMs, 'NX')
+      const res = (await p.exec()) ?? []
+      return res.map(([err, v]) => {
+        if (err) throw err
+        return v === 'OK'
+      })
+    })
+  }
+
+  unclaim(keys: string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve()
+    return this.run(async () => void (await this.redis.del(...keys)))
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.run(() => this.redis.get(key))
+  }
+
+  set(key: string, value: string, ttlMs?: number): Promise<void> {
+    return this.run(async () => {
+      if (ttlMs) await this.redis.set(key, value, 'PX', ttlMs)
+      else await this.redis.set(key, value)
+    })
+  }
+
+  publish(channel: string, message: string): Promise<void> {
+    return this.run(async () => void (await this.redis.publish(this.prefix + channel, message)))
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<void> {
+    if (!this.subscriber) {
+      this.subscriber = new Redis(this.url, { retryStrategy: (n) => Math.min(n * 200, 2000) })
+      this.subscriber.on('error', () => {})
+      this.subscriber.on('message', (ch: string, msg: string) => {
+        for (const h of this.handlers.get(ch) ?? []) h(msg)
+      })
+    }
+    const full = this.prefix + channel
+    if (!this.handlers.has(full)) {
+      this.handlers.set(full, [])
+      await this.subscriber.subscribe(full)
+    }
+    this.handlers.get(full)!.push(handler)
+  }
+
+  ping(): Promise<void> {
+    return this.run(async () => void (await this.redis.ping()))
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect()
+    this.subscriber?.disconnect()
+  }
+}

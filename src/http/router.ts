@@ -1,0 +1,76 @@
+// A small path router: static segments and `:param` segments. We route ourselves (one uWS
+// `any('/*')` handler) so that an unknown path is a JSON 404 and a known path with the
+// wrong method is a JSON 405 with `Allow`, which uWS's own router cannot tell apart.
+import type { HttpRequest, HttpResponse } from './types.js'
+
+export type Handler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse
+
+export interface RouteOptions {
+  /** Largest accepted body for this route, in bytes; the server's default otherwise. */
+  maxBodyBytes?: number
+}
+
+interface Route {
+  method: string
+  segments: string[]
+  handler: Handler
+  options: RouteOptions
+}
+
+export type RouteMatch =
+  | { kind: 'found'; handler: Handler; params: Record<string, string>; options: RouteOptions }
+  | { kind: 'method_not_allowed'; allowed: string[] }
+  | { kind: 'not_found' }
+
+export class Router {
+  private readonly routes: Route[] = []
+
+  add(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): this {
+    this.routes.push({ method: method.toUpperCase(), segments: split(pattern), handler, options })
+    return this
+  }
+
+  get = (p: string, h: Handler, o?: RouteOptions) => this.add('GET', p, h, o)
+  post = (p: string, h: Handler, o?: RouteOptions) => this.add('POST', p, h, o)
+  put = (p: string, h: Handler, o?: RouteOptions) => this.add('PUT', p, h, o)
+  patch = (p: string, h: Handler, o?: RouteOptions) => this.add('PATCH', p, h, o)
+  delete = (p: string, h: Handler, o?: RouteOptions) => this.add('DELETE', p, h, o)
+
+  /** Every registered (method, pattern), for the OpenAPI completeness test. */
+  list(): { method: string; pattern: string }[] {
+    return this.routes.map((r) => ({ method: r.method, pattern: '/' + r.segments.join('/') }))
+  }
+
+  match(method: string, path: string): RouteMatch {
+    const parts = split(path)
+    const allowed: string[] = []
+    for (const route of this.routes) {
+      const params = matchSegments(route.segments, parts)
+      if (!params) continue
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET'))
+        return { kind: 'found', handler: route.handler, params, options: route.options }
+      allowed.push(route.method)
+    }
+    return allowed.length ? { kind: 'method_not_allowed', allowed } : { kind: 'not_found' }
+  }
+}
+
+function split(path: string): string[] {
+  return path.split('/').filter((s) => s.length > 0)
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
+  if (pattern.length !== parts.length) return null
+  const params: Record<string, string> = {}
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i]!
+    if (p.startsWith(':')) {
+      try {
+        params[p.slice(1)] = decodeURIComponent(parts[i]!)
+      } catch {
+        return null
+      }
+    } else if (p !== parts[i]) return null
+  }
+  return params
+}

@@ -1,0 +1,57 @@
+// Compiled TypeBox checks whose failures become 422s keyed by dotted field paths
+// (`/readings/3/payload/value` → `readings.3.payload.value`).
+import type { TSchema, Static } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { validationError, type FieldErrors } from '../errors.js'
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+export function compile<T extends TSchema>(schema: T): TypeCheck<T> {
+  let c = compiled.get(schema)
+  if (!c) {
+    c = TypeCompiler.Compile(schema)
+    compiled.set(schema, c)
+  }
+  return c as TypeCheck<T>
+}
+
+export function dotted(pointer: string, prefix = ''): string {
+  const path = pointer.split('/').filter(Boolean).join('.')
+  return prefix ? (path ? `${prefix}.${path}` : prefix) : path || 'body'
+}
+
+/** Field errors of `value` against `schema`, one message per field (the first found). */
+export function fieldErrors(schema: TSchema, value: unknown, prefix = ''): FieldErrors {
+  const errors: FieldErrors = {}
+  for (const e of compile(schema).Errors(value)) {
+    // A missing required property is reported at the property's own path.
+    const key = dotted(e.path, prefix)
+    if (errors[key]) continue
+    errors[key] = [describe(key, e.message)]
+  }
+  return errors
+}
+
+function describe(key: string, message: string): string {
+  const field = key.split('.').pop()!
+  if (message === 'Expected required property') return `The ${field} field is required.`
+  return `The ${field} field is invalid: ${message.charAt(0).toLowerCase()}${message.slice(1)}.`
+}
+
+/** Returns `value` typed by `schema`, or throws a 422 naming every offending field. */
+export function check<T extends TSchema>(schema: T, value: unknown, prefix = ''): Static<T> {
+  if (compile(schema).Check(value)) return value as Static<T>
+  throw validationError(fieldErrors(schema, value, prefix))
+}
+
+/** Rejects unknown keys where a typo would otherwise be silently ignored. */
+export function rejectUnknown(
+  value: Record<string, unknown>,
+  allowed: readonly string[],
+  prefix = '',
+): FieldErrors {
+  const errors: FieldErrors = {}
+  for (const k of Object.keys(value))
+    if (!allowed.includes(k)) errors[prefix ? `${prefix}.${k}` : k] = [`Unknown field ${k}.`]
+  return errors
+}

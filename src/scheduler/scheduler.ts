@@ -1,0 +1,120 @@
+// The scheduler line: a croner job every SCHEDULER_INTERVAL_S. With several instances
+// sharing Redis, a lease makes sure exactly one line runs at a time; every run is recorded
+// in `scheduler_runs`, which is what /ping reads as the heartbeat.
+import crypto from 'node:crypto'
+import { Cron } from 'croner'
+import type { Logger } from 'pino'
+import type { Clock } from '../clock.js'
+import type { Coord } from '../coord/coord.js'
+import { chTime, isoFromCh, type Sql } from '../store/sql.js'
+
+export interface RunSummary {
+  ran_at: string
+  pruned: number
+  alerts_opened: number
+  alerts_resolved: number
+  transfers: number
+}
+
+/** A task contributes counters to the run summary. */
+export type SchedulerTask = (now: number) => Promise<Partial<Omit<RunSummary, 'ran_at'>>>
+
+export interface HeartbeatState {
+  last_run_at: string | null
+  ever_ran: boolean
+  stale: boolean
+}
+
+export class Scheduler {
+  private readonly tasks: { name: string; run: SchedulerTask }[] = []
+  private cron: Cron | null = null
+  private readonly owner = crypto.randomUUID()
+  private running: Promise<RunSummary> | null = null
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly coord: Coord,
+    private readonly clock: Clock,
+    private readonly intervalS: number,
+    private readonly log: Logger,
+  ) {}
+
+  addTask(name: string, run: SchedulerTask): void {
+    this.tasks.push({ name, run })
+  }
+
+  start(): void {
+    this.cron = new Cron('* * * * * *', { interval: this.intervalS, protect: true }, () =>
+      this.tick(),
+    )
+    // Run once right away so a fresh instance reports a heartbeat without waiting a period.
+    void this.tick()
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      // The lease outlives one period a little, so a dead holder is replaced after ~2 periods.
+      if (!(await this.coord.lease('scheduler', this.owner, this.intervalS * 2000 + 1000))) return
+      await this.runOnce()
+    } catch (err) {
+      this.log.error({ err }, 'scheduler run failed')
+    }
+  }
+
+  /** One pass now (also POST /admin/v1/scheduler/run); concurrent callers share it. */
+  runOnce(): Promise<RunSummary> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null
+    })
+    return this.running
+  }
+
+  private async pass(): Promise<RunSummary> {
+    const now = this.clock.now()
+    const summary: RunSummary = {
+      ran_at: new Date(now).toISOString(),
+      pruned: 0,
+      alerts_opened: 0,
+      alerts_resolved: 0,
+      transfers: 0,
+    }
+    for (const t of this.tasks) {
+      try {
+        const part = await t.run(now)
+        for (const k of ['pruned', 'alerts_opened', 'alerts_resolved', 'transfers'] as const)
+          summary[k] += part[k] ?? 0
+      } catch (err) {
+        this.log.error({ err, task: t.name }, 'scheduler task failed')
+      }
+    }
+    await this.sql.insertJsonEachRow(
+      'scheduler_runs',
+      JSON.stringify({ ...summary, ran_at: chTime(now), instance: this.owner }),
+    )
+    return summary
+  }
+
+  async stop(): Promise<void> {
+    this.cron?.stop()
+    await this.running?.catch(() => {})
+    await this.coord.release('scheduler', this.owner).catch(() => {})
+  }
+}
+
+/** Heartbeat as /ping reports it: stale after three missed periods. */
+export async function heartbeat(
+  sql: Sql,
+  clock: Clock,
+  intervalS: number,
+): Promise<HeartbeatState> {
+  const [r] = await sql.query<{ n: string; last: string }>(
+    'SELECT count() AS n, max(ran_at) AS last FROM scheduler_runs',
+  )
+  if (!r || Number(r.n) === 0) return { last_run_at: null, ever_ran: false, stale: true }
+  const last = isoFromCh(r.last)!
+  return {
+    last_run_at: last,
+    ever_ran: true,
+    stale: clock.now() - Date.parse(last) > 3 * intervalS * 1000,
+  }
+}

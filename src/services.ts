@@ -1,0 +1,23 @@
+// What every stage may use, built once by the composition root (app.ts) and passed down.
+import type { Logger } from 'pino'
+import type { Clock } from './clock.js'
+import type { Config } from './config/index.js'
+import type { Coord } from './coord/coord.js'
+import type { Authenticator } from './http/auth.js'
+import type { Scheduler } from './scheduler/scheduler.js'
+import type { Store } from './store/store.js'
+import type { TenantRepo } from './store/tenants.js'
+
+export interface Services {
+  config: Readonly<Config>
+  log: Logger
+  clock: Clock
+  coord: Coord
+  store: Store
+  tenants: TenantRepo
+  auth: Authenticator
+  scheduler: Scheduler
+  adminToken: string
+  /** Filled in by later stages as they are built (ingest, events, decoders). */
+  [stage: string]: unknown
+}

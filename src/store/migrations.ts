@@ -1,0 +1,173 @@
+// Versioned schema migrations, applied in order at start. A migration is a list of
+// statements; `engine()` lets the same DDL build single-node tables or, with
+// CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
+import { chTime, type Sql } from './sql.js'
+
+export interface SchemaOptions {
+  cluster?: string
+}
+
+export interface Migration {
+  version: number
+  name: string
+  statements: (o: SchemaOptions) => string[]
+}
+
+/**
+ * CREATE TABLE for one logical table. Single node: `name` with `engine`. Cluster: a local
+ * Replicated table `name_local` on every node and a Distributed `name` over it, so queries
+ * and inserts use the same name either way.
+ */
+export function table(
+  o: SchemaOptions,
+  name: string,
+  columns: string,
+  engine: string,
+  tail: string,
+): string[] {
+  if (!o.cluster)
+    return [`CREATE TABLE IF NOT EXISTS ${name} (${columns}) ENGINE = ${engine} ${tail}`]
+  const m = /^(\w+)\((.*)\)$/.exec(engine)!
+  const args = m[2] ? `, ${m[2]}` : ''
+  const replicated = `Replicated${m[1]}('/clickhouse/tables/{shard}/{database}/${name}', '{replica}'${args})`
+  return [
+    `CREATE TABLE IF NOT EXISTS ${name}_local ON CLUSTER '${o.cluster}' (${columns}) ENGINE = ${replicated} ${tail}`,
+    `CREATE TABLE IF NOT EXISTS ${name} ON CLUSTER '${o.cluster}' AS ${name}_local ENGINE = Distributed('${o.cluster}', currentDatabase(), ${name}_local, cityHash64(workspace_id))`,
+  ]
+}
+
+const T = "DateTime64(3, 'UTC')"
+const RMT = 'ReplacingMergeTree(version)'
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: 'tenants, auth and master data',
+    statements: (o) => [
+      ...table(o, 'workspaces',
+        `workspace_id UInt64, name String, plan_meter_limit Nullable(UInt32), provision_cap_per_hour UInt32,
+         retention_days Nullable(UInt32), created_at ${T}, version UInt64`,
+        RMT, 'ORDER BY workspace_id'),
+      ...table(o, 'users',
+        `workspace_id UInt64, id UInt64, email String, owner UInt8, permissions Array(String),
+         created_at ${T}, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'api_tokens',
+        `workspace_id UInt64, id UInt64, user_id UInt64, name Nullable(String), token_hash String,
+         scopes Array(String), expires_at Nullable(${T}), rate_limit_per_minute UInt32,
+         revoked_at Nullable(${T}), created_at ${T}, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'meter_groups',
+        `workspace_id UInt64, id UInt64, name String, parent_id Nullable(UInt64), path String,
+         deleted UInt8, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'meters',
+        `workspace_id UInt64, id UInt64, meter_identifier String, name Nullable(String),
+         unit Nullable(String), display_unit Nullable(String), group_id Nullable(UInt64),
+         rollover_max Nullable(Float64), expected_interval_minutes Nullable(UInt32),
+         pulse_weight Nullable(Float64), pulse_unit Nullable(String),
+         profile_key String, profile_version UInt32, profile_needs_review UInt8,
+         lifecycle_state LowCardinality(String), lifecycle_changed_at Nullable(${T}),
+         wmbus_key Nullable(String), created_at ${T}, deleted UInt8, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'profiles',
+        `workspace_id UInt64, key String, version UInt32, name String, kind LowCardinality(String),
+         unit Nullable(String), decoder Nullable(String), status_map Nullable(String), created_at ${T}`,
+        'ReplacingMergeTree()', 'ORDER BY (workspace_id, key, version)'),
+      ...table(o, 'meter_exchanges',
+        `workspace_id UInt64, meter_id UInt64, id UInt64, exchanged_at ${T},
+         old_final_value Nullable(Float64), new_initial_value Nullable(Float64), created_at ${T}`,
+        'ReplacingMergeTree()', 'ORDER BY (workspace_id, meter_id, id)'),
+    ],
+  },
+  {
+    version: 2,
+    name: 'readings and status reports',
+    statements: (o) => [
+      // Monthly partitions: an idempotency look-up of 1,000 keys took 19 ms this way against
+      // 83–112 ms with one big partition (DESIGN.md). The sorting key is the reading identity,
+      // so a replayed or re-versioned row replaces, never adds.
+      ...table(o, 'readings',
+        `workspace_id UInt64, meter_id UInt64, kind Enum8('consumption' = 1, 'saldo' = 2),
+         recorded_at ${T}, value Float64, unit LowCardinality(Nullable(String)),
+         canonical_value Nullable(Float64), canonical_unit LowCardinality(Nullable(String)),
+         quality_flags Array(LowCardinality(String)), raw_payload String CODEC(ZSTD(1)),
+         ingested_at ${T}, version UInt64`,
+        RMT, 'PARTITION BY toYYYYMM(recorded_at) ORDER BY (workspace_id, meter_id, kind, recorded_at)'),
+      ...table(o, 'status_reports',
+        `workspace_id UInt64, meter_id UInt64, reported_at ${T}, raw_flags Array(String),
+         statuses Array(LowCardinality(String)), version UInt64`,
+        RMT, 'PARTITION BY toYYYYMM(reported_at) ORDER BY (workspace_id, meter_id, reported_at)'),
+    ],
+  },
+  {
+    version: 3,
+    name: 'events, webhooks, alerts, imports, transfers, scheduler',
+    statements: (o) => [
+      ...table(o, 'webhook_endpoints',
+        `workspace_id UInt64, id String, name Nullable(String), token_hash String, enabled UInt8,
+         mapping String, created_at ${T}, version UInt64`,
+        RMT, 'ORDER BY id'),
+      ...table(o, 'event_subscriptions',
+        `workspace_id UInt64, id UInt64, url String, events Array(String), enabled UInt8,
+         signing_secret String, consecutive_failures UInt32, created_at ${T}, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'event_deliveries',
+        `workspace_id UInt64, id String, subscription_id UInt64, event LowCardinality(String),
+         body String, status LowCardinality(String), attempts UInt32, last_status_code Nullable(UInt16),
+         last_error Nullable(String), next_attempt_at Nullable(${T}), exhausted UInt8,
+         created_at ${T}, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'mails',
+        `workspace_id UInt64, id UInt64, to String, subject String, body String, created_at ${T}`,
+        'ReplacingMergeTree()', 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'alert_rules',
+        `workspace_id UInt64, id UInt64, type LowCardinality(String), params String,
+         created_at ${T}, deleted UInt8, version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'alerts',
+        `workspace_id UInt64, id UInt64, rule_id UInt64, meter_id UInt64, state LowCardinality(String),
+         opened_at ${T}, resolved_at Nullable(${T}), resolved_by Nullable(String), detail String,
+         version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'imports',
+        `workspace_id UInt64, id UInt64, status LowCardinality(String), accepted UInt64,
+         duplicates UInt64, rejected UInt64, error Nullable(String), created_at ${T},
+         finished_at Nullable(${T}), version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'transfers',
+        `workspace_id UInt64, id UInt64, url String, cron String, group_id Nullable(UInt64),
+         last_run_at Nullable(${T}), last_status Nullable(String), created_at ${T}, deleted UInt8,
+         version UInt64`,
+        RMT, 'ORDER BY (workspace_id, id)'),
+      ...table(o, 'scheduler_runs',
+        `workspace_id UInt64 DEFAULT 0, ran_at ${T}, instance String, pruned UInt64,
+         alerts_opened UInt64, alerts_resolved UInt64, transfers UInt64`,
+        'MergeTree()', 'ORDER BY ran_at'),
+    ],
+  },
+]
+
+/** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
+export async function migrate(sql: Sql, o: SchemaOptions = {}): Promise<number[]> {
+  for (const s of table(o, 'schema_migrations',
+    `workspace_id UInt64 DEFAULT 0, version UInt32, name String, applied_at ${T}`,
+    'ReplacingMergeTree()', 'ORDER BY version'))
+    await sql.exec(s)
+  const done = new Set(
+    (await sql.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) =>
+      Number(r.version),
+    ),
+  )
+  const applied: number[] = []
+  for (const m of migrations) {
+    if (done.has(m.version)) continue
+    for (const s of m.statements(o)) await sql.exec(s)
+    await sql.insertJsonEachRow(
+      'schema_migrations',
+      JSON.stringify({ version: m.version, name: m.name, applied_at: chTime(Date.now()) }),
+    )
+    applied.push(m.version)
+  }
+  return applied
+}

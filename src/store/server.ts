@@ -1,0 +1,60 @@
+// A ClickHouse server through @clickhouse/client: a thin transport over the same SQL the
+// embedded adapter runs. The database named in CLICKHOUSE_URL's path is created if missing.
+import { Readable } from 'node:stream'
+import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import type { Params, Sql } from './sql.js'
+
+export class ServerSql implements Sql {
+  readonly kind = 'server' as const
+  private readonly client: ClickHouseClient
+
+  constructor(url: string) {
+    const u = new URL(url)
+    const database = u.pathname.replace(/^\//, '') || 'default'
+    this.client = createClient({
+      url: `${u.protocol}//${u.host}`,
+      username: decodeURIComponent(u.username) || 'default',
+      password: decodeURIComponent(u.password),
+      database,
+      clickhouse_settings: { async_insert: 0, mutations_sync: '2' },
+    })
+  }
+
+  /** The database of the URL may not exist yet: create it over a connection to `default`. */
+  static async ensureDatabase(url: string): Promise<void> {
+    const u = new URL(url)
+    const database = u.pathname.replace(/^\//, '') || 'default'
+    const admin = createClient({
+      url: `${u.protocol}//${u.host}`,
+      username: decodeURIComponent(u.username) || 'default',
+      password: decodeURIComponent(u.password),
+    })
+    try {
+      await admin.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` })
+    } finally {
+      await admin.close()
+    }
+  }
+
+  async query<T>(sql: string, params?: Params): Promise<T[]> {
+    const rs = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow' })
+    return (await rs.json()) as T[]
+  }
+
+  async exec(sql: string, params?: Params): Promise<void> {
+    await this.client.command({ query: sql, query_params: params })
+  }
+
+  async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
+    if (rows.length === 0) return
+    await this.client.insert({
+      table,
+      values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows]),
+      format: 'JSONEachRow',
+    })
+  }
+
+  async close(): Promise<void> {
+    await this.client.close()
+  }
+}

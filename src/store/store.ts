@@ -1,0 +1,95 @@
+// The store: one Sql transport (chDB or a ClickHouse server), migrations, id sequences,
+// row versions and the group-commit writers. Repositories in this folder build on it.
+import type { Config } from '../config/index.js'
+import type { Coord } from '../coord/coord.js'
+import { ChdbSql } from './chdb.js'
+import { GroupCommit } from './group-commit.js'
+import { migrate } from './migrations.js'
+import { ServerSql } from './server.js'
+import type { Sql } from './sql.js'
+
+/** Tables whose rows get integer ids from a sequence (id column `id`, or `workspace_id`). */
+const SEQUENCES: Record<string, string> = {
+  workspaces: 'workspace_id',
+  users: 'id',
+  api_tokens: 'id',
+  meter_groups: 'id',
+  meters: 'id',
+  meter_exchanges: 'id',
+  event_subscriptions: 'id',
+  mails: 'id',
+  alert_rules: 'id',
+  alerts: 'id',
+  imports: 'id',
+  transfers: 'id',
+}
+
+export class Store {
+  readonly readings: GroupCommit
+  readonly statusReports: GroupCommit
+  private readonly floors = new Map<string, number>()
+  private lastVersion = 0
+
+  private constructor(
+    readonly sql: Sql,
+    private readonly coord: Coord,
+  ) {
+    this.readings = new GroupCommit(sql, 'readings')
+    this.statusReports = new GroupCommit(sql, 'status_reports')
+  }
+
+  static async open(
+    config: Pick<Config, 'DATA_DIR' | 'CLICKHOUSE_URL' | 'CLICKHOUSE_CLUSTER'>,
+    coord: Coord,
+  ): Promise<Store> {
+    let sql: Sql
+    if (config.CLICKHOUSE_URL) {
+      await ServerSql.ensureDatabase(config.CLICKHOUSE_URL)
+      sql = new ServerSql(config.CLICKHOUSE_URL)
+    } else sql = new ChdbSql(config.DATA_DIR)
+    const store = new Store(sql, coord)
+    // Instances starting together must not run the same DDL at once.
+    const owner = `${process.pid}-${Math.random()}`
+    for (let i = 0; !(await coord.lease('migrations', owner, 120_000)); i++) {
+      if (i > 600) throw new Error('timed out waiting for another instance to finish migrations')
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    try {
+      await migrate(sql, { cluster: config.CLICKHOUSE_CLUSTER })
+    } finally {
+      await coord.release('migrations', owner)
+    }
+    await store.loadFloors()
+    return store
+  }
+
+  private async loadFloors(): Promise<void> {
+    const parts = Object.entries(SEQUENCES).map(
+      ([t, col]) => `SELECT '${t}' AS t, toUInt64(max(${col})) AS m FROM ${t}`,
+    )
+    const rows = await this.sql.query<{ t: string; m: string }>(parts.join(' UNION ALL '))
+    for (const r of rows) this.floors.set(r.t, Number(r.m))
+  }
+
+  /** A new id for `table`, unique across instances sharing the coordination store. */
+  async nextId(table: keyof typeof SEQUENCES | string): Promise<number> {
+    const id = await this.coord.nextId(table, this.floors.get(table) ?? 0)
+    return id
+  }
+
+  /** Monotonic row version for ReplacingMergeTree (µs since epoch, never repeating here). */
+  version(): number {
+    const v = Math.max(Date.now() * 1000, this.lastVersion + 1)
+    this.lastVersion = v
+    return v
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([this.readings.flush(), this.statusReports.flush()])
+  }
+
+  async close(): Promise<void> {
+    await this.flush()
+    await this.sql.close()
+  }
+}
