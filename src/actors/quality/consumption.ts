@@ -1,0 +1,6 @@
+import type { Kind } from './types.js'
+
+/** negative_consumption: a consumption reading whose canonical value is < 0 (strictly). */
+export function isNegativeConsumption(kind: Kind, v: number): boolean {
+  return kind === 'consumption' && v < 0
+}

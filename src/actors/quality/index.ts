@@ -1,0 +1,146 @@
+import { isNegativeConsumption } from './consumption.js'
+import { isFirstAfterExchange } from './exchange.js'
+import { isSaldoMismatch, MISMATCH_MAX_CONSUMPTION } from './mismatch.js'
+import { intervalRate, isImplausibleRate, RATE_WINDOW } from './rate.js'
+import { saldoStepFlag } from './saldo.js'
+import {
+  isValid,
+  lowerBound,
+  sortFlags,
+  type Kind,
+  type MeterQualityContext,
+  type QualityFlag,
+  type TimelineReading,
+  type ValidPoint,
+} from './types.js'
+import { unitFlags } from './unit.js'
+
+export * from './types.js'
+export { classifySaldoStep, saldoStepFlag, type SaldoStep } from './saldo.js'
+export { acrossExchange, exchangesBetween, isFirstAfterExchange } from './exchange.js'
+export { intervalRate, isImplausibleRate, RATE_WINDOW, RATE_MIN_POSITIVE, RATE_FACTOR } from './rate.js'
+export {
+  isSaldoMismatch,
+  MISMATCH_MAX_CONSUMPTION,
+  MISMATCH_ABS_TOLERANCE,
+  MISMATCH_REL_DIVISOR,
+} from './mismatch.js'
+export { isNegativeConsumption } from './consumption.js'
+export { unitFlags } from './unit.js'
+
+/**
+ * How many valid readings of EACH kind before t (recorded_at < t) and from t on
+ * (recorded_at >= t) the flags of a reading inserted at t, and of every reading it can change,
+ * depend on. Rate needs RATE_WINDOW + 1 earlier readings and changes up to RATE_WINDOW + 1
+ * later ones; saldo_mismatch needs the consumption readings between two saldo readings
+ * (at most MISMATCH_MAX_CONSUMPTION + 1 of them).
+ */
+export const NEIGHBOURHOOD = Math.max(RATE_WINDOW + 1, MISMATCH_MAX_CONSUMPTION + 1)
+
+/** Flag families, recomputed independently by the timeline. */
+export type Family = 'self' | 'rate' | 'step' | 'mismatch' | 'exchange'
+
+export const FAMILY_FLAGS: Record<Family, readonly QualityFlag[]> = {
+  self: ['unit_mismatch', 'negative_consumption'],
+  rate: ['implausible_rate'],
+  step: ['saldo_decrease', 'rollover_wrap'],
+  mismatch: ['saldo_mismatch'],
+  exchange: ['meter_exchange'],
+}
+
+export const ALL_FAMILIES: readonly Family[] = ['self', 'rate', 'step', 'mismatch', 'exchange']
+
+/** Valid readings of one meter, per kind, sorted by t (unique t per kind). */
+export interface QualityView {
+  consumption: ValidPoint[]
+  saldo: ValidPoint[]
+}
+
+/** Latest valid reading time of any kind strictly before t, or null. */
+export function prevAnyTime(view: QualityView, t: number): number | null {
+  let best: number | null = null
+  for (const arr of [view.consumption, view.saldo]) {
+    const i = lowerBound(arr, t) - 1
+    if (i >= 0 && (best === null || arr[i]!.t > best)) best = arr[i]!.t
+  }
+  return best
+}
+
+/**
+ * Flags of the given families for the valid reading view[kind][i].
+ * `rateAt` may be supplied (memoised rates); otherwise rates are computed on the fly.
+ */
+export function familyFlags(
+  view: QualityView,
+  kind: Kind,
+  i: number,
+  ctx: MeterQualityContext,
+  families: Iterable<Family>,
+  rateAt?: (j: number) => number | null,
+): QualityFlag[] {
+  const arr = view[kind]
+  const p = arr[i]!
+  const out: QualityFlag[] = []
+  for (const fam of families) {
+    switch (fam) {
+      case 'self':
+        if (isNegativeConsumption(kind, p.v)) out.push('negative_consumption')
+        break
+      case 'rate': {
+        const ra = rateAt ?? ((j: number) => intervalRate(arr, kind, j, ctx))
+        if (isImplausibleRate(i, ra)) out.push('implausible_rate')
+        break
+      }
+      case 'step':
+        if (kind === 'saldo') {
+          const f = saldoStepFlag(arr, i, ctx)
+          if (f) out.push(f)
+        }
+        break
+      case 'mismatch':
+        if (kind === 'saldo' && isSaldoMismatch(arr, i, view.consumption, ctx)) out.push('saldo_mismatch')
+        break
+      case 'exchange':
+        if (isFirstAfterExchange(ctx, prevAnyTime(view, p.t), p.t)) out.push('meter_exchange')
+        break
+    }
+  }
+  return out
+}
+
+function key(kind: Kind, t: number): string {
+  return `${kind}:${t}`
+}
+
+/**
+ * Batch form: flags for every reading of a meter's full history (both kinds). The result is
+ * index-aligned with the input. The input's own `flags` are ignored. Input order does not
+ * matter (readings are grouped and ordered by recorded_at internally); if (kind, recordedAt)
+ * occurs more than once, the first occurrence is the reading and later ones get its flags.
+ */
+export function computeFlags(sorted: TimelineReading[], ctx: MeterQualityContext): QualityFlag[][] {
+  const view: QualityView = { consumption: [], saldo: [] }
+  const seen = new Map<string, number>()
+  sorted.forEach((r, idx) => {
+    const k = key(r.kind, r.recordedAt)
+    if (seen.has(k)) return
+    seen.set(k, idx)
+    if (isValid(r)) view[r.kind].push({ t: r.recordedAt, v: r.canonicalValue as number })
+  })
+  view.consumption.sort((a, b) => a.t - b.t)
+  view.saldo.sort((a, b) => a.t - b.t)
+
+  const flagsByKey = new Map<string, QualityFlag[]>()
+  for (const kind of ['consumption', 'saldo'] as const) {
+    const arr = view[kind]
+    const rates = arr.map((_, j) => intervalRate(arr, kind, j, ctx))
+    const rateAt = (j: number) => rates[j] ?? null
+    for (let i = 0; i < arr.length; i++) {
+      flagsByKey.set(key(kind, arr[i]!.t), sortFlags(familyFlags(view, kind, i, ctx, ALL_FAMILIES, rateAt)))
+    }
+  }
+  return sorted.map((r) => {
+    if (!isValid(r)) return sortFlags(unitFlags(r))
+    return [...(flagsByKey.get(key(r.kind, r.recordedAt)) ?? [])]
+  })
+}

@@ -1,0 +1,59 @@
+import { acrossExchange } from './exchange.js'
+import { classifySaldoStep } from './saldo.js'
+import type { Kind, MeterQualityContext, ValidPoint } from './types.js'
+
+/** Number of preceding intervals (same kind) that form the baseline. */
+export const RATE_WINDOW = 24
+/** Minimum number of those intervals with a positive rate; fewer → no baseline, no flag. */
+export const RATE_MIN_POSITIVE = 4
+/** A rate strictly above RATE_FACTOR × baseline is implausible. */
+export const RATE_FACTOR = 10
+
+const HOUR_MS = 3_600_000
+
+/**
+ * Rate (canonical units per hour) of the interval ending at arr[i], or null when undefined:
+ * i = 0, across an exchange, a negative consumption value, or an unexplained saldo decrease.
+ * consumption: value / hours since the previous valid consumption reading.
+ * saldo: (delta, rollover-bridged when the step is a wrap) / hours since the previous valid saldo.
+ */
+export function intervalRate(arr: readonly ValidPoint[], kind: Kind, i: number, ctx: MeterQualityContext): number | null {
+  if (i < 1) return null
+  const a = arr[i - 1]!
+  const b = arr[i]!
+  const hours = (b.t - a.t) / HOUR_MS
+  if (!(hours > 0)) return null
+  if (acrossExchange(ctx, a.t, b.t)) return null
+  let amount: number
+  if (kind === 'consumption') {
+    if (b.v < 0) return null
+    amount = b.v
+  } else {
+    const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
+    if (step.type === 'decrease') return null
+    amount = step.delta
+  }
+  return amount / hours
+}
+
+/**
+ * implausible_rate on arr[i]: its interval rate r is defined and
+ * r > RATE_FACTOR × max(positive rates of the RATE_WINDOW intervals ending at arr[i-1] … arr[i-RATE_WINDOW]),
+ * provided at least RATE_MIN_POSITIVE of those rates are positive.
+ * `rateAt(j)` must return intervalRate(arr, kind, j, ctx) (memoised in batch mode).
+ */
+export function isImplausibleRate(i: number, rateAt: (j: number) => number | null): boolean {
+  const r = rateAt(i)
+  if (r === null) return false
+  let positives = 0
+  let baseline = 0
+  for (let j = i - 1; j >= 1 && j >= i - RATE_WINDOW; j--) {
+    const rj = rateAt(j)
+    if (rj !== null && rj > 0) {
+      positives++
+      if (rj > baseline) baseline = rj
+    }
+  }
+  if (positives < RATE_MIN_POSITIVE) return false
+  return r > RATE_FACTOR * baseline
+}

@@ -1,0 +1,94 @@
+/** Reading kinds. */
+export type Kind = 'consumption' | 'saldo'
+
+/** Data-quality flags of a reading (api-v1.md). */
+export type QualityFlag =
+  | 'unit_mismatch'
+  | 'negative_consumption'
+  | 'implausible_rate'
+  | 'saldo_mismatch'
+  | 'saldo_decrease'
+  | 'rollover_wrap'
+  | 'meter_exchange'
+
+/** Canonical order of flags; every flag array produced here is sorted by it. */
+export const FLAG_ORDER: readonly QualityFlag[] = [
+  'unit_mismatch',
+  'negative_consumption',
+  'implausible_rate',
+  'saldo_mismatch',
+  'saldo_decrease',
+  'rollover_wrap',
+  'meter_exchange',
+]
+
+export interface TimelineReading {
+  kind: Kind
+  /** epoch ms */
+  recordedAt: number
+  canonicalValue: number | null
+  unitMismatch: boolean
+  /** current stored flags */
+  flags: QualityFlag[]
+}
+
+export interface MeterExchange {
+  exchangedAt: number
+  /** canonical units */
+  oldFinalValue: number | null
+  /** canonical units */
+  newInitialValue: number | null
+}
+
+export interface MeterQualityContext {
+  /** canonical units */
+  rolloverMax: number | null
+  expectedIntervalMinutes: number | null
+  /** canonical units */
+  exchanges: MeterExchange[]
+}
+
+/** A reading that takes part in value comparisons: it has a canonical value and no unit mismatch. */
+export interface ValidPoint {
+  t: number
+  v: number
+}
+
+export function sortFlags(flags: Iterable<QualityFlag>): QualityFlag[] {
+  const set = new Set(flags)
+  return FLAG_ORDER.filter((f) => set.has(f))
+}
+
+export function sameFlags(a: readonly QualityFlag[], b: readonly QualityFlag[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+export function isValid(r: { canonicalValue: number | null; unitMismatch: boolean }): boolean {
+  return !r.unitMismatch && r.canonicalValue !== null && Number.isFinite(r.canonicalValue)
+}
+
+/** First index in sorted `arr` whose t is >= t (lower bound). */
+export function lowerBound(arr: readonly { t: number }[], t: number): number {
+  let lo = 0
+  let hi = arr.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (arr[mid]!.t < t) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** First index in sorted `arr` whose t is > t (upper bound). */
+export function upperBound(arr: readonly { t: number }[], t: number): number {
+  let lo = 0
+  let hi = arr.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (arr[mid]!.t <= t) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}

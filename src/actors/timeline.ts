@@ -1,0 +1,227 @@
+import {
+  ALL_FAMILIES,
+  FAMILY_FLAGS,
+  familyFlags,
+  isValid,
+  lowerBound,
+  NEIGHBOURHOOD,
+  RATE_WINDOW,
+  sameFlags,
+  sortFlags,
+  unitFlags,
+  upperBound,
+  type Family,
+  type Kind,
+  type MeterQualityContext,
+  type QualityFlag,
+  type QualityView,
+  type TimelineReading,
+  type ValidPoint,
+} from './quality/index.js'
+
+export { computeFlags } from './quality/index.js'
+export type { Kind, MeterQualityContext, QualityFlag, TimelineReading } from './quality/index.js'
+
+interface Entry extends ValidPoint {
+  r: TimelineReading
+}
+
+const KINDS: readonly Kind[] = ['consumption', 'saldo']
+
+function copy(r: TimelineReading): TimelineReading {
+  return { ...r, flags: [...r.flags] }
+}
+
+/**
+ * In-memory, ordered per-meter window of readings (both kinds) used by the meter actor.
+ *
+ * Contract with the actor (see docs/quality.md, "Incremental evaluation"):
+ * - Readings loaded via the constructor or `load()` keep their stored flags (no recomputation).
+ * - Before inserting a reading at t that is not a pure append for its kind (t <= latest(kind)),
+ *   or when the window may not hold `before` readings of each kind before t, the actor loads
+ *   `neighbourhood(kind, t)` from the store: per kind, the `before` latest valid readings with
+ *   recorded_at < t and the `after` earliest valid readings with recorded_at >= t, then
+ *   calls `load()`. Valid = canonical value present and no unit mismatch.
+ * - `insert()` recomputes exactly the flag families that can depend on the new reading, so
+ *   readings outside the loaded neighbourhood are never touched.
+ */
+export class MeterTimeline {
+  private readonly ctx: MeterQualityContext
+  private readonly valid: Record<Kind, Entry[]> = { consumption: [], saldo: [] }
+  private readonly invalid: Record<Kind, Map<number, TimelineReading>> = {
+    consumption: new Map(),
+    saldo: new Map(),
+  }
+
+  constructor(ctx: MeterQualityContext, initial?: TimelineReading[]) {
+    this.ctx = { ...ctx, exchanges: [...ctx.exchanges] }
+    if (initial) this.load(initial)
+  }
+
+  /** Add already-stored readings with their stored flags (no recomputation). Existing (kind, recordedAt) are ignored. */
+  load(readings: TimelineReading[]): void {
+    for (const r of readings) {
+      if (this.has(r.kind, r.recordedAt)) continue
+      const rr = copy(r)
+      if (!isValid(rr)) {
+        this.invalid[rr.kind].set(rr.recordedAt, rr)
+        continue
+      }
+      const arr = this.valid[rr.kind]
+      arr.splice(lowerBound(arr, rr.recordedAt), 0, { t: rr.recordedAt, v: rr.canonicalValue as number, r: rr })
+    }
+  }
+
+  has(kind: Kind, t: number): boolean {
+    if (this.invalid[kind].has(t)) return true
+    const arr = this.valid[kind]
+    const i = lowerBound(arr, t)
+    return i < arr.length && arr[i]!.t === t
+  }
+
+  /** The reading stored in the window at (kind, t), as a copy. */
+  get(kind: Kind, t: number): TimelineReading | undefined {
+    const inv = this.invalid[kind].get(t)
+    if (inv) return copy(inv)
+    const arr = this.valid[kind]
+    const i = lowerBound(arr, t)
+    return i < arr.length && arr[i]!.t === t ? copy(arr[i]!.r) : undefined
+  }
+
+  /** All readings in the window, ordered by recordedAt (consumption before saldo at equal times), as copies. */
+  readings(): TimelineReading[] {
+    const all: TimelineReading[] = []
+    for (const kind of KINDS) {
+      for (const e of this.valid[kind]) all.push(copy(e.r))
+      for (const r of this.invalid[kind].values()) all.push(copy(r))
+    }
+    return all.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
+  }
+
+  get size(): number {
+    return KINDS.reduce((n, k) => n + this.valid[k].length + this.invalid[k].size, 0)
+  }
+
+  earliest(): number | null {
+    let best: number | null = null
+    for (const kind of KINDS) {
+      const arr = this.valid[kind]
+      if (arr.length && (best === null || arr[0]!.t < best)) best = arr[0]!.t
+      for (const t of this.invalid[kind].keys()) if (best === null || t < best) best = t
+    }
+    return best
+  }
+
+  latest(kind: Kind): number | null {
+    const arr = this.valid[kind]
+    let best: number | null = arr.length ? arr[arr.length - 1]!.t : null
+    for (const t of this.invalid[kind].keys()) if (best === null || t > best) best = t
+    return best
+  }
+
+  /**
+   * Neighbours needed for an exact insert at t: `before` valid readings of EACH kind with
+   * recorded_at < t and `after` valid readings of EACH kind with recorded_at >= t.
+   * Constant today (independent of kind and t).
+   */
+  neighbourhood(_kind: Kind, _t: number): { before: number; after: number } {
+    return { before: NEIGHBOURHOOD, after: NEIGHBOURHOOD }
+  }
+
+  /**
+   * Keep only the latest max(keep, NEIGHBOURHOOD) valid readings of each kind (and invalid
+   * readings no older than the oldest kept valid reading of their kind, at most that many).
+   */
+  trim(keep: number): void {
+    const k = Math.max(Math.floor(keep) || 0, NEIGHBOURHOOD)
+    for (const kind of KINDS) {
+      const arr = this.valid[kind]
+      if (arr.length > k) arr.splice(0, arr.length - k)
+      const inv = this.invalid[kind]
+      const cutoff = arr.length ? arr[0]!.t : Number.NEGATIVE_INFINITY
+      const times = [...inv.keys()].sort((a, b) => a - b)
+      const drop = Math.max(0, times.length - k)
+      times.forEach((t, idx) => {
+        if (idx < drop || t < cutoff) inv.delete(t)
+      })
+    }
+  }
+
+  insert(
+    input: Omit<TimelineReading, 'flags'>,
+  ): { duplicate: true } | { duplicate: false; flags: QualityFlag[]; changed: TimelineReading[] } {
+    const { kind, recordedAt: t } = input
+    if (this.has(kind, t)) return { duplicate: true }
+    const r: TimelineReading = {
+      kind,
+      recordedAt: t,
+      canonicalValue: input.canonicalValue,
+      unitMismatch: input.unitMismatch,
+      flags: [],
+    }
+    if (!isValid(r)) {
+      // Invisible to every other rule: nothing else can change.
+      r.flags = sortFlags(unitFlags(r))
+      this.invalid[kind].set(t, r)
+      return { duplicate: false, flags: [...r.flags], changed: [] }
+    }
+
+    const view: QualityView = this.valid
+    const arr = this.valid[kind]
+    const i = lowerBound(arr, t)
+    arr.splice(i, 0, { t, v: r.canonicalValue as number, r })
+    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES))
+
+    // Which families of which other readings can depend on the new reading.
+    const affected = new Map<Entry, Set<Family>>()
+    const mark = (e: Entry | undefined, fam: Family) => {
+      if (!e) return
+      let s = affected.get(e)
+      if (!s) affected.set(e, (s = new Set()))
+      s.add(fam)
+    }
+    // Rate: the next RATE_WINDOW + 1 readings of the same kind (their interval or baseline window).
+    for (let j = i + 1; j <= i + RATE_WINDOW + 1 && j < arr.length; j++) mark(arr[j], 'rate')
+    const saldo = this.valid.saldo
+    if (kind === 'saldo') {
+      // The next saldo's step and mismatch pair now start at t.
+      mark(saldo[i + 1], 'step')
+      mark(saldo[i + 1], 'mismatch')
+    } else {
+      // Saldo pairs (a, b] with a < t <= b, and the pair starting at a saldo at t.
+      mark(saldo[lowerBound(saldo, t)], 'mismatch')
+      mark(saldo[upperBound(saldo, t)], 'mismatch')
+    }
+    // meter_exchange: the next valid readings (any kind) after t now have t as predecessor.
+    let next: number | null = null
+    for (const k of KINDS) {
+      const a = this.valid[k]
+      const j = upperBound(a, t)
+      if (j < a.length && (next === null || a[j]!.t < next)) next = a[j]!.t
+    }
+    if (next !== null) {
+      for (const k of KINDS) {
+        const a = this.valid[k]
+        const j = lowerBound(a, next)
+        if (j < a.length && a[j]!.t === next) mark(a[j], 'exchange')
+      }
+    }
+
+    const changed: TimelineReading[] = []
+    for (const [e, fams] of affected) {
+      const ek = e.r.kind
+      const idx = lowerBound(this.valid[ek], e.t)
+      const drop = new Set<QualityFlag>()
+      for (const f of fams) for (const fl of FAMILY_FLAGS[f]) drop.add(fl)
+      const kept = e.r.flags.filter((f) => !drop.has(f))
+      const fresh = familyFlags(view, ek, idx, this.ctx, fams)
+      const nf = sortFlags([...kept, ...fresh])
+      if (!sameFlags(nf, e.r.flags)) {
+        e.r.flags = nf
+        changed.push(copy(e.r))
+      }
+    }
+    changed.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
+    return { duplicate: false, flags: [...r.flags], changed }
+  }
+}
