@@ -67,7 +67,7 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
       aborted = true
     })
 
-    const respond = (out: HttpResponse, request?: HttpRequest) => {
+    const respond = (out: HttpResponse, request?: HttpRequest, closeConnection = false) => {
       if (aborted) return
       const merged = { ...request?.responseHeaders, ...out.headers }
       let payload: string | Buffer
@@ -81,7 +81,7 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
         res.writeStatus(STATUS_TEXT[out.status] ?? String(out.status))
         for (const k in merged) res.writeHeader(k, merged[k]!)
         if (method === 'HEAD') res.endWithoutBody(Buffer.byteLength(payload))
-        else res.end(payload)
+        else res.end(payload, closeConnection)
       })
       log.info(
         {
@@ -94,8 +94,9 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
         'request',
       )
     }
-    const fail = (err: unknown, request?: HttpRequest) => {
-      if (err instanceof ApiError) return respond({ status: err.status, body: err.body() }, request)
+    const fail = (err: unknown, request?: HttpRequest, closeConnection = false) => {
+      if (err instanceof ApiError)
+        return respond({ status: err.status, body: err.body() }, request, closeConnection)
       log.error({ err, method, path }, 'unhandled error')
       const e = apiError('Internal')
       respond({ status: e.status, body: e.body() }, request)
@@ -115,16 +116,14 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
     const limit = match.options.maxBodyBytes ?? opts.maxBodyBytes
     const declared = Number(headers['content-length'] ?? NaN)
     if (declared > limit) {
-      fail(apiError('PayloadTooLarge', `Request body exceeds ${limit} bytes.`))
-      // The client is still sending; closing after the answer stops us reading it.
-      if (!aborted) res.close()
+      // The client is still sending; closing after the answer stops us reading the rest.
+      fail(apiError('PayloadTooLarge', `Request body exceeds ${limit} bytes.`), undefined, true)
       return done()
     }
 
     readBody(res, limit, Number.isFinite(declared) ? declared : -1, (body) => {
       if (body === null) {
-        fail(apiError('PayloadTooLarge', `Request body exceeds ${limit} bytes.`))
-        if (!aborted) res.close()
+        fail(apiError('PayloadTooLarge', `Request body exceeds ${limit} bytes.`), undefined, true)
         return done()
       }
       const request: HttpRequest = {
