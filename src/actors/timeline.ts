@@ -120,6 +120,22 @@ export class MeterTimeline {
   }
 
   /**
+   * True when inserting (kind, t) needs nothing beyond a window that holds the latest
+   * readings of the store (a per-kind suffix of at least `neighbourhood().before` readings):
+   * t is later than every valid reading of its kind and not earlier than every valid reading
+   * of the other kind. Otherwise the actor loads `neighbourhood(kind, t)` first.
+   */
+  isAppend(kind: Kind, t: number): boolean {
+    for (const k of KINDS) {
+      const arr = this.valid[k]
+      if (!arr.length) continue
+      const last = arr[arr.length - 1]!.t
+      if (k === kind ? t <= last : t < last) return false
+    }
+    return true
+  }
+
+  /**
    * Neighbours needed for an exact insert at t: `before` valid readings of EACH kind with
    * recorded_at < t and `after` valid readings of EACH kind with recorded_at >= t.
    * Constant today (independent of kind and t).
