@@ -18,6 +18,10 @@ import { Scheduler } from './scheduler/scheduler.js'
 import type { Services } from './services.js'
 import { Store } from './store/store.js'
 import { TenantRepo } from './store/tenants.js'
+import { GroupRepo } from './store/groups.js'
+import { MeterRepo } from './store/meters.js'
+import { ProfileRepo } from './store/profiles.js'
+import { MemoryOutbox } from './events/outbox.js'
 import { buildStages, type Stage } from './stages.js'
 
 export interface AppOptions {
@@ -51,6 +55,10 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   const tenants = new TenantRepo(store)
   const auth = new Authenticator(tenants, coord, () => clock.now())
   await coord.subscribe('invalidate', () => auth.invalidate())
+  const meters = new MeterRepo(store, coord)
+  await meters.init()
+  const profiles = new ProfileRepo(store.sql, coord)
+  await profiles.init()
   const scheduler = new Scheduler(store.sql, coord, clock, config.SCHEDULER_INTERVAL_S, log)
 
   const services: Services = {
@@ -60,6 +68,10 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     coord,
     store,
     tenants,
+    meters,
+    groups: new GroupRepo(store),
+    profiles,
+    outbox: new MemoryOutbox(),
     auth,
     scheduler,
     adminToken: adminToken(config),

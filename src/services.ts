@@ -3,9 +3,13 @@ import type { Logger } from 'pino'
 import type { Clock } from './clock.js'
 import type { Config } from './config/index.js'
 import type { Coord } from './coord/coord.js'
+import type { Outbox } from './events/outbox.js'
 import type { Authenticator } from './http/auth.js'
 import type { Scheduler } from './scheduler/scheduler.js'
 import type { Store } from './store/store.js'
+import type { GroupRepo } from './store/groups.js'
+import type { MeterRepo } from './store/meters.js'
+import type { ProfileRepo } from './store/profiles.js'
 import type { TenantRepo } from './store/tenants.js'
 
 export interface Services {
@@ -15,6 +19,11 @@ export interface Services {
   coord: Coord
   store: Store
   tenants: TenantRepo
+  meters: MeterRepo
+  groups: GroupRepo
+  profiles: ProfileRepo
+  /** Replaced by the delivering outbox when the events stage is built. */
+  outbox: Outbox
   auth: Authenticator
   scheduler: Scheduler
   adminToken: string

@@ -1,0 +1,16 @@
+// The outbox every stage emits events into. `emit` resolves once the event is durable (a
+// pending delivery row per matching subscription), so a restart loses nothing; delivery
+// itself happens elsewhere and never delays the emitter.
+import type { EventName } from './catalog.js'
+
+export interface Outbox {
+  emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void>
+}
+
+/** Keeps events in memory; used until the delivering outbox is wired in, and by unit tests. */
+export class MemoryOutbox implements Outbox {
+  readonly events: { workspaceId: number; event: EventName; data: Record<string, unknown> }[] = []
+  async emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void> {
+    this.events.push({ workspaceId, event, data })
+  }
+}

@@ -1,0 +1,243 @@
+// Meters: versioned rows in ClickHouse, served from a per-workspace in-memory index so the
+// ingest path resolves identifiers without a query. Writes update the local index and tell
+// other instances (coord pub/sub) to drop theirs.
+import type { Coord } from '../coord/coord.js'
+import { chTime, isoFromCh, type Sql } from './sql.js'
+import type { Store } from './store.js'
+
+export const LIFECYCLE_STATES = ['planned', 'active', 'inactive', 'removed', 'archived'] as const
+export type LifecycleState = (typeof LIFECYCLE_STATES)[number]
+/** The platform's rule (operator-api.md): only `active` is operational. */
+export const isOperational = (s: LifecycleState) => s === 'active'
+
+export interface Meter {
+  id: number
+  workspace_id: number
+  meter_identifier: string
+  name: string | null
+  unit: string | null
+  display_unit: string | null
+  group_id: number | null
+  rollover_max: number | null
+  expected_interval_minutes: number | null
+  pulse_weight: number | null
+  pulse_unit: string | null
+  profile_key: string
+  profile_version: number
+  profile_needs_review: boolean
+  lifecycle_state: LifecycleState
+  lifecycle_changed_at: string | null
+  wmbus_key: string | null
+  created_at: string
+}
+
+export type NewMeter = Omit<Meter, 'id' | 'workspace_id' | 'created_at'>
+
+const n = (v: unknown) => (v === null || v === undefined ? null : Number(v))
+
+function fromRow(r: Record<string, any>): Meter {
+  return {
+    id: Number(r.id),
+    workspace_id: Number(r.workspace_id),
+    meter_identifier: r.meter_identifier,
+    name: r.name,
+    unit: r.unit,
+    display_unit: r.display_unit,
+    group_id: n(r.group_id),
+    rollover_max: n(r.rollover_max),
+    expected_interval_minutes: n(r.expected_interval_minutes),
+    pulse_weight: n(r.pulse_weight),
+    pulse_unit: r.pulse_unit,
+    profile_key: r.profile_key,
+    profile_version: Number(r.profile_version),
+    profile_needs_review: Number(r.profile_needs_review) === 1,
+    lifecycle_state: r.lifecycle_state,
+    lifecycle_changed_at: isoFromCh(r.lifecycle_changed_at),
+    wmbus_key: r.wmbus_key,
+    created_at: isoFromCh(r.created_at)!,
+  }
+}
+
+function toRow(m: Meter, version: number, deleted = 0): Record<string, unknown> {
+  return {
+    ...m,
+    profile_needs_review: m.profile_needs_review ? 1 : 0,
+    lifecycle_changed_at: m.lifecycle_changed_at ? chTime(new Date(m.lifecycle_changed_at)) : null,
+    created_at: chTime(new Date(m.created_at)),
+    deleted,
+    version,
+  }
+}
+
+interface WorkspaceIndex {
+  byIdentifier: Map<string, Meter>
+  byId: Map<number, Meter>
+}
+
+export class MeterRepo {
+  private readonly sql: Sql
+  private readonly indexes = new Map<number, Promise<WorkspaceIndex>>()
+  /** Creations per workspace run one at a time in this process (and under a lease across). */
+  private readonly creating = new Map<number, Promise<unknown>>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly coord: Coord,
+  ) {
+    this.sql = store.sql
+  }
+
+  private readonly instance = `${process.pid}-${Math.random().toString(36).slice(2)}`
+
+  async init(): Promise<void> {
+    // Other instances changed a meter: drop that workspace's index; it reloads on next use.
+    await this.coord.subscribe('meters', (msg) => {
+      const [from, ws] = msg.split(':')
+      if (from !== this.instance) this.indexes.delete(Number(ws))
+    })
+  }
+
+  private announce(ws: number): Promise<void> {
+    return this.coord.publish('meters', `${this.instance}:${ws}`).catch(() => {})
+  }
+
+  private index(ws: number): Promise<WorkspaceIndex> {
+    let idx = this.indexes.get(ws)
+    if (!idx) {
+      idx = this.load(ws)
+      this.indexes.set(ws, idx)
+      idx.catch(() => this.indexes.delete(ws))
+    }
+    return idx
+  }
+
+  private async load(ws: number): Promise<WorkspaceIndex> {
+    const rows = await this.sql.query(
+      'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND deleted = 0',
+      { ws },
+    )
+    const idx: WorkspaceIndex = { byIdentifier: new Map(), byId: new Map() }
+    for (const r of rows) {
+      const m = fromRow(r)
+      idx.byIdentifier.set(m.meter_identifier, m)
+      idx.byId.set(m.id, m)
+    }
+    return idx
+  }
+
+  async byIdentifier(ws: number, identifier: string): Promise<Meter | null> {
+    return (await this.index(ws)).byIdentifier.get(identifier) ?? null
+  }
+
+  async byId(ws: number, id: number): Promise<Meter | null> {
+    return (await this.index(ws)).byId.get(id) ?? null
+  }
+
+  /** Any workspace's meter by id (admin API, where the path names no workspace). */
+  async findAnyById(id: number): Promise<Meter | null> {
+    const [r] = await this.sql.query<{ workspace_id: string }>(
+      'SELECT workspace_id FROM meters FINAL WHERE id = {id:UInt64} AND deleted = 0 LIMIT 1',
+      { id },
+    )
+    return r ? this.byId(Number(r.workspace_id), id) : null
+  }
+
+  /** The workspace's meters ordered by meter_identifier. */
+  async list(ws: number): Promise<Meter[]> {
+    const all = [...(await this.index(ws)).byId.values()]
+    return all.sort((a, b) =>
+      a.meter_identifier < b.meter_identifier ? -1 : a.meter_identifier > b.meter_identifier ? 1 : 0,
+    )
+  }
+
+  /** Operational meters, counted in the store so every instance sees the same number. */
+  async countOperational(ws: number): Promise<number> {
+    const [r] = await this.sql.query<{ c: string }>(
+      "SELECT count() AS c FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND deleted = 0 AND lifecycle_state = 'active'",
+      { ws },
+    )
+    return Number(r?.c ?? 0)
+  }
+
+  /**
+   * Creates a meter unless its identifier exists. `admit` runs inside the creation lock,
+   * after the existence check, and may refuse (plan limit, hourly cap): then nothing is
+   * created and its reason is returned.
+   */
+  async create<R extends string>(
+    ws: number,
+    fields: NewMeter,
+    admit: () => Promise<R | null> = async () => null,
+  ): Promise<{ meter: Meter; created: boolean } | { refused: R }> {
+    const prev = this.creating.get(ws) ?? Promise.resolve()
+    const run = prev.catch(() => {}).then(() => this.createLocked(ws, fields, admit))
+    this.creating.set(ws, run)
+    try {
+      return await run
+    } finally {
+      if (this.creating.get(ws) === run) this.creating.delete(ws)
+    }
+  }
+
+  private async createLocked<R extends string>(
+    ws: number,
+    fields: NewMeter,
+    admit: () => Promise<R | null>,
+  ): Promise<{ meter: Meter; created: boolean } | { refused: R }> {
+    const owner = `${process.pid}:${Math.random()}`
+    const lease = `meter-create:${ws}`
+    for (let i = 0; !(await this.coord.lease(lease, owner, 10_000)); i++) {
+      if (i > 500) throw new Error('timed out waiting for the meter creation lock')
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    try {
+      const idx = await this.index(ws)
+      const known = idx.byIdentifier.get(fields.meter_identifier)
+      if (known) return { meter: known, created: false }
+      if (this.coord.kind === 'redis') {
+        // Another instance may have created it since our index was loaded.
+        const [r] = await this.sql.query(
+          'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier = {i:String} AND deleted = 0 LIMIT 1',
+          { ws, i: fields.meter_identifier },
+        )
+        if (r) {
+          const m = fromRow(r)
+          idx.byIdentifier.set(m.meter_identifier, m)
+          idx.byId.set(m.id, m)
+          return { meter: m, created: false }
+        }
+      }
+      const refused = await admit()
+      if (refused) return { refused }
+      const meter: Meter = {
+        ...fields,
+        id: await this.store.nextId('meters'),
+        workspace_id: ws,
+        created_at: new Date().toISOString(),
+      }
+      await this.save(meter)
+      return { meter, created: true }
+    } finally {
+      await this.coord.release(lease, owner).catch(() => {})
+    }
+  }
+
+  /** Stores a new version of the meter and updates every instance's index. */
+  async save(m: Meter): Promise<void> {
+    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, this.store.version())))
+    const idx = await this.index(m.workspace_id)
+    const old = idx.byId.get(m.id)
+    if (old && old.meter_identifier !== m.meter_identifier) idx.byIdentifier.delete(old.meter_identifier)
+    idx.byId.set(m.id, m)
+    idx.byIdentifier.set(m.meter_identifier, m)
+    await this.announce(m.workspace_id)
+  }
+
+  async delete(m: Meter): Promise<void> {
+    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, this.store.version(), 1)))
+    const idx = await this.index(m.workspace_id)
+    idx.byId.delete(m.id)
+    idx.byIdentifier.delete(m.meter_identifier)
+    await this.announce(m.workspace_id)
+  }
+}
