@@ -1,0 +1,36 @@
+// Compiles the AssemblyScript decoder (asm/*.ts) to asm/build/decoder.wasm with
+// the installed assemblyscript compiler, and copies the module next to the
+// compiled TypeScript (dist/decode/decoder.wasm) so `dist/` works on its own.
+import asc from "assemblyscript/asc";
+import { mkdirSync, copyFileSync, existsSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(here, "build", "decoder.wasm");
+mkdirSync(join(here, "build"), { recursive: true });
+
+const { error, stdout, stderr } = await asc.main(
+  [
+    join(here, "index.ts"),
+    "--outFile", out,
+    "--textFile", join(here, "build", "decoder.wat"),
+    "-O3",
+    "--runtime", "stub",
+    "--noAssert",
+    "--baseDir", here,
+  ],
+  {},
+);
+if (error) {
+  console.error(stderr.toString());
+  console.error("asm build failed:", error.message);
+  process.exit(1);
+}
+const so = stdout.toString();
+if (so) console.log(so);
+const distDir = join(here, "..", "dist", "decode");
+mkdirSync(distDir, { recursive: true });
+copyFileSync(out, join(distDir, "decoder.wasm"));
+if (!existsSync(out)) process.exit(1);
+console.log(`asm: built ${out} (${statSync(out).size} bytes), copied to dist/decode/decoder.wasm`);
