@@ -72,6 +72,9 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     groups: new GroupRepo(store),
     profiles,
     outbox: new MemoryOutbox(),
+    ingest: {
+      ingest: () => Promise.reject(new Error('ingest stage not built')),
+    },
     auth,
     scheduler,
     adminToken: adminToken(config),

@@ -5,6 +5,7 @@ import type { Config } from './config/index.js'
 import type { Coord } from './coord/coord.js'
 import type { Outbox } from './events/outbox.js'
 import type { Authenticator } from './http/auth.js'
+import type { Ingest } from './ingest/types.js'
 import type { Scheduler } from './scheduler/scheduler.js'
 import type { Store } from './store/store.js'
 import type { GroupRepo } from './store/groups.js'
@@ -24,6 +25,8 @@ export interface Services {
   profiles: ProfileRepo
   /** Replaced by the delivering outbox when the events stage is built. */
   outbox: Outbox
+  /** The ingest pipeline; set by the ingest stage in buildStages (stages.ts). */
+  ingest: Ingest
   auth: Authenticator
   scheduler: Scheduler
   adminToken: string
