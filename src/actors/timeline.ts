@@ -68,7 +68,11 @@ export class MeterTimeline {
         continue
       }
       const arr = this.valid[rr.kind]
-      arr.splice(lowerBound(arr, rr.recordedAt), 0, { t: rr.recordedAt, v: rr.canonicalValue as number, r: rr })
+      arr.splice(lowerBound(arr, rr.recordedAt), 0, {
+        t: rr.recordedAt,
+        v: rr.canonicalValue as number,
+        r: rr,
+      })
     }
   }
 
@@ -95,7 +99,9 @@ export class MeterTimeline {
       for (const e of this.valid[kind]) all.push(copy(e.r))
       for (const r of this.invalid[kind].values()) all.push(copy(r))
     }
-    return all.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
+    return all.sort(
+      (a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0),
+    )
   }
 
   get size(): number {

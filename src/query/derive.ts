@@ -1,4 +1,8 @@
-import { classifySaldoStep, exchangesBetween, type MeterQualityContext } from '../actors/quality/index.js'
+import {
+  classifySaldoStep,
+  exchangesBetween,
+  type MeterQualityContext,
+} from '../actors/quality/index.js'
 
 /** Canonical saldo readings of one meter, sorted, unit_mismatch rows already excluded. */
 export interface SaldoPoint {
@@ -35,7 +39,7 @@ const i64 = new BigInt64Array(f64.buffer)
 function nextAfter(x: number, dir: 1 | -1): number {
   if (x === 0) return dir * Number.MIN_VALUE
   f64[0] = x
-  i64[0]! += (x > 0) === (dir > 0) ? 1n : -1n
+  i64[0]! += x > 0 === dir > 0 ? 1n : -1n
   return f64[0]!
 }
 
@@ -55,13 +59,18 @@ export function splitLinear(total: number, durations: number[]): number[] {
     s += share
   }
   let last = total - s
-  for (let guard = 0; guard < 64 && s + last !== total; guard++) last = nextAfter(last, s + last > total ? -1 : 1)
+  for (let guard = 0; guard < 64 && s + last !== total; guard++)
+    last = nextAfter(last, s + last > total ? -1 : 1)
   shares.push(last)
   return shares
 }
 
 /** Bridged delta across the exchanges between two saldo values, or null when unknown. */
-function bridgeExchanges(prev: number, cur: number, exs: MeterQualityContext['exchanges']): number | null {
+function bridgeExchanges(
+  prev: number,
+  cur: number,
+  exs: MeterQualityContext['exchanges'],
+): number | null {
   let from = prev
   let total = 0
   for (const e of exs) {
@@ -82,7 +91,9 @@ function bridgeExchanges(prev: number, cur: number, exs: MeterQualityContext['ex
 export function deriveConsumption(points: SaldoPoint[], opts: DeriveOptions): DerivedRow[] {
   const pts = [...points].sort((a, b) => a.recordedAt - b.recordedAt)
   const cadenceMs =
-    opts.expectedIntervalMinutes !== null && opts.expectedIntervalMinutes > 0 ? opts.expectedIntervalMinutes * MIN_MS : null
+    opts.expectedIntervalMinutes !== null && opts.expectedIntervalMinutes > 0
+      ? opts.expectedIntervalMinutes * MIN_MS
+      : null
   const rows: DerivedRow[] = []
   let prev: SaldoPoint | null = null
   for (const cur of pts) {
@@ -123,7 +134,13 @@ export function deriveConsumption(points: SaldoPoint[], opts: DeriveOptions): De
       const shares = splitLinear(consumption, durations)
       let s = start
       durations.forEach((d, k) => {
-        rows.push({ period_start: s, period_end: s + d, consumption: shares[k]!, ...base, interpolated: true })
+        rows.push({
+          period_start: s,
+          period_end: s + d,
+          consumption: shares[k]!,
+          ...base,
+          interpolated: true,
+        })
         s += d
       })
     } else {

@@ -50,7 +50,13 @@ export const historyArb = fc
       const at = T0 + k * SLOT
       if (s.cons > 1) {
         const v = s.odd === 2 ? -5 : s.odd === 3 ? null : inc + (s.cons === 9 ? s.noise : 0)
-        readings.push({ kind: 'consumption', recordedAt: at, canonicalValue: v, unitMismatch: s.odd === 4, flags: [] })
+        readings.push({
+          kind: 'consumption',
+          recordedAt: at,
+          canonicalValue: v,
+          unitMismatch: s.odd === 4,
+          flags: [],
+        })
       }
       if (s.saldo > 2) {
         readings.push({
@@ -64,4 +70,3 @@ export const historyArb = fc
     }
     return { ctx, readings }
   })
-

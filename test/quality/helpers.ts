@@ -7,7 +7,12 @@ export function ctx(over: Partial<MeterQualityContext> = {}): MeterQualityContex
   return { rolloverMax: null, expectedIntervalMinutes: 15, exchanges: [], ...over }
 }
 
-export function rd(kind: Kind, minute: number, value: number | null, unitMismatch = false): TimelineReading {
+export function rd(
+  kind: Kind,
+  minute: number,
+  value: number | null,
+  unitMismatch = false,
+): TimelineReading {
   return { kind, recordedAt: T0 + minute * MIN, canonicalValue: value, unitMismatch, flags: [] }
 }
 

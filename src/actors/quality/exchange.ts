@@ -5,13 +5,21 @@ import type { MeterQualityContext } from './types.js'
  * with exchangedAt < t. A reading at exactly exchangedAt still belongs to the old device.
  * Two readings at a < b are "across an exchange" iff some exchange has a <= exchangedAt < b.
  */
-export function exchangesBetween(ctx: Pick<MeterQualityContext, 'exchanges'>, a: number, b: number) {
+export function exchangesBetween(
+  ctx: Pick<MeterQualityContext, 'exchanges'>,
+  a: number,
+  b: number,
+) {
   return ctx.exchanges
     .filter((e) => a <= e.exchangedAt && e.exchangedAt < b)
     .sort((x, y) => x.exchangedAt - y.exchangedAt)
 }
 
-export function acrossExchange(ctx: Pick<MeterQualityContext, 'exchanges'>, a: number, b: number): boolean {
+export function acrossExchange(
+  ctx: Pick<MeterQualityContext, 'exchanges'>,
+  a: number,
+  b: number,
+): boolean {
   for (const e of ctx.exchanges) if (a <= e.exchangedAt && e.exchangedAt < b) return true
   return false
 }
@@ -22,6 +30,10 @@ export function acrossExchange(ctx: Pick<MeterQualityContext, 'exchanges'>, a: n
  * strictly before t (-Infinity when there is none). Readings of both kinds at the same
  * instant are both "first".
  */
-export function isFirstAfterExchange(ctx: Pick<MeterQualityContext, 'exchanges'>, prevAnyT: number | null, t: number): boolean {
+export function isFirstAfterExchange(
+  ctx: Pick<MeterQualityContext, 'exchanges'>,
+  prevAnyT: number | null,
+  t: number,
+): boolean {
   return acrossExchange(ctx, prevAnyT ?? Number.NEGATIVE_INFINITY, t)
 }

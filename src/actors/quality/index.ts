@@ -18,7 +18,13 @@ import { unitFlags } from './unit.js'
 export * from './types.js'
 export { classifySaldoStep, saldoStepFlag, type SaldoStep } from './saldo.js'
 export { acrossExchange, exchangesBetween, isFirstAfterExchange } from './exchange.js'
-export { intervalRate, isImplausibleRate, RATE_WINDOW, RATE_MIN_POSITIVE, RATE_FACTOR } from './rate.js'
+export {
+  intervalRate,
+  isImplausibleRate,
+  RATE_WINDOW,
+  RATE_MIN_POSITIVE,
+  RATE_FACTOR,
+} from './rate.js'
 export {
   isSaldoMismatch,
   MISMATCH_MAX_CONSUMPTION,
@@ -98,7 +104,8 @@ export function familyFlags(
         }
         break
       case 'mismatch':
-        if (kind === 'saldo' && isSaldoMismatch(arr, i, view.consumption, ctx)) out.push('saldo_mismatch')
+        if (kind === 'saldo' && isSaldoMismatch(arr, i, view.consumption, ctx))
+          out.push('saldo_mismatch')
         break
       case 'exchange':
         if (isFirstAfterExchange(ctx, prevAnyTime(view, p.t), p.t)) out.push('meter_exchange')
@@ -136,7 +143,10 @@ export function computeFlags(sorted: TimelineReading[], ctx: MeterQualityContext
     const rates = arr.map((_, j) => intervalRate(arr, kind, j, ctx))
     const rateAt = (j: number) => rates[j] ?? null
     for (let i = 0; i < arr.length; i++) {
-      flagsByKey.set(key(kind, arr[i]!.t), sortFlags(familyFlags(view, kind, i, ctx, ALL_FAMILIES, rateAt)))
+      flagsByKey.set(
+        key(kind, arr[i]!.t),
+        sortFlags(familyFlags(view, kind, i, ctx, ALL_FAMILIES, rateAt)),
+      )
     }
   }
   return sorted.map((r) => {

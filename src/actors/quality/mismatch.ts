@@ -42,6 +42,9 @@ export function isSaldoMismatch(
   let sum = 0
   for (let k = ia + 1; k <= ib; k++) sum += cons[k]!.v
   const d = step.delta
-  const tol = Math.max(MISMATCH_ABS_TOLERANCE, Math.max(Math.abs(sum), Math.abs(d)) / MISMATCH_REL_DIVISOR)
+  const tol = Math.max(
+    MISMATCH_ABS_TOLERANCE,
+    Math.max(Math.abs(sum), Math.abs(d)) / MISMATCH_REL_DIVISOR,
+  )
   return Math.abs(sum - d) > tol
 }

@@ -17,7 +17,12 @@ const HOUR_MS = 3_600_000
  * consumption: value / hours since the previous valid consumption reading.
  * saldo: (delta, rollover-bridged when the step is a wrap) / hours since the previous valid saldo.
  */
-export function intervalRate(arr: readonly ValidPoint[], kind: Kind, i: number, ctx: MeterQualityContext): number | null {
+export function intervalRate(
+  arr: readonly ValidPoint[],
+  kind: Kind,
+  i: number,
+  ctx: MeterQualityContext,
+): number | null {
   if (i < 1) return null
   const a = arr[i - 1]!
   const b = arr[i]!

@@ -2,9 +2,7 @@ import { acrossExchange } from './exchange.js'
 import type { MeterQualityContext, QualityFlag, ValidPoint } from './types.js'
 
 export type SaldoStep =
-  | { type: 'normal'; delta: number }
-  | { type: 'rollover'; delta: number }
-  | { type: 'decrease' }
+  { type: 'normal'; delta: number } | { type: 'rollover'; delta: number } | { type: 'decrease' }
 
 /**
  * Classify the step between two consecutive saldo values of the same device.
@@ -15,7 +13,11 @@ export type SaldoStep =
  * - any other decrease is unexplained.
  * Shared by the quality rule (saldo_decrease / rollover_wrap) and derived consumption.
  */
-export function classifySaldoStep(prev: number, cur: number, rolloverMax: number | null): SaldoStep {
+export function classifySaldoStep(
+  prev: number,
+  cur: number,
+  rolloverMax: number | null,
+): SaldoStep {
   if (cur >= prev) return { type: 'normal', delta: cur - prev }
   if (rolloverMax !== null && rolloverMax > 0 && cur >= 0 && prev <= rolloverMax) {
     const wrapped = rolloverMax - prev + cur
