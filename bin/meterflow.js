@@ -1,0 +1,638 @@
+#!/usr/bin/env node
+// `meterflow`: a client of the admin API (operator-api.md, "CLI"). Plain ESM JavaScript so
+// it runs without a build. Every admin call is one row of COMMANDS below; `call` reaches
+// anything else, and `quickstart` sets up a first workspace, owner and token.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const SCOPES = ['data:report', 'data:read', 'masterdata:write']
+
+/**
+ * One row per admin call. `path` placeholders `{x}` are filled from the option named `x`;
+ * every other option becomes a body field (or a query parameter for GET).
+ * Option types: string, int, int? (int or "null"), bool, list (comma separated), json
+ * (inline JSON or @file), string? (string or "null").
+ */
+export const COMMANDS = {
+  'workspaces:create': {
+    method: 'POST',
+    path: '/workspaces',
+    summary: 'Create a workspace (tenant).',
+    options: {
+      name: { type: 'string', required: true },
+      'plan-meter-limit': { type: 'int?', field: 'plan_meter_limit' },
+      'provision-cap-per-hour': { type: 'int', field: 'provision_cap_per_hour' },
+      'retention-days': { type: 'int?', field: 'retention_days' },
+    },
+  },
+  'workspaces:list': { method: 'GET', path: '/workspaces', summary: 'List workspaces.' },
+  'workspaces:show': {
+    method: 'GET',
+    path: '/workspaces/{workspace}',
+    summary: 'Show one workspace.',
+    options: { workspace: { type: 'int', required: true } },
+  },
+  'workspaces:update': {
+    method: 'PATCH',
+    path: '/workspaces/{workspace}',
+    summary: 'Change name, plan meter limit, provisioning cap or retention.',
+    options: {
+      workspace: { type: 'int', required: true },
+      name: { type: 'string' },
+      'plan-meter-limit': { type: 'int?', field: 'plan_meter_limit' },
+      'provision-cap-per-hour': { type: 'int', field: 'provision_cap_per_hour' },
+      'retention-days': { type: 'int?', field: 'retention_days' },
+    },
+  },
+  'users:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/users',
+    summary: 'Add a member (e.g. --permissions groups.manage).',
+    options: {
+      workspace: { type: 'int', required: true },
+      email: { type: 'string', required: true },
+      owner: { type: 'bool' },
+      permissions: { type: 'list' },
+    },
+  },
+  'users:list': {
+    method: 'GET',
+    path: '/workspaces/{workspace}/users',
+    summary: "List a workspace's members.",
+    options: { workspace: { type: 'int', required: true } },
+  },
+  'users:update': {
+    method: 'PATCH',
+    path: '/users/{user}',
+    summary: 'Change owner flag or permissions (takes effect on tokens at once).',
+    options: {
+      user: { type: 'int', required: true },
+      owner: { type: 'bool' },
+      permissions: { type: 'list' },
+    },
+  },
+  'tokens:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/tokens',
+    summary: 'Create an API token (the secret is shown only here).',
+    options: {
+      workspace: { type: 'int', required: true },
+      user: { type: 'int', required: true, field: 'user_id' },
+      scopes: { type: 'list', required: true },
+      name: { type: 'string' },
+      'expires-at': { type: 'string?', field: 'expires_at' },
+      'rate-limit': { type: 'int', field: 'rate_limit_per_minute' },
+    },
+  },
+  'tokens:revoke': {
+    method: 'DELETE',
+    path: '/tokens/{token}',
+    summary: 'Revoke an API token.',
+    options: { token: { type: 'int', required: true } },
+  },
+  'webhooks:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/webhook-endpoints',
+    summary: 'Create a webhook ingest endpoint with a JSONata mapping.',
+    options: {
+      workspace: { type: 'int', required: true },
+      mapping: { type: 'json', required: true },
+      name: { type: 'string' },
+      enabled: { type: 'bool' },
+    },
+  },
+  'webhooks:update': {
+    method: 'PATCH',
+    path: '/webhook-endpoints/{endpoint}',
+    summary: 'Enable/disable a webhook endpoint or change its mapping.',
+    options: {
+      endpoint: { type: 'string', required: true },
+      enabled: { type: 'bool' },
+      mapping: { type: 'json' },
+    },
+  },
+  'webhooks:rotate-token': {
+    method: 'POST',
+    path: '/webhook-endpoints/{endpoint}/rotate-token',
+    summary: 'Issue a new token for a webhook endpoint.',
+    options: { endpoint: { type: 'string', required: true } },
+  },
+  'subscriptions:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/event-subscriptions',
+    summary: 'Subscribe a URL to events (--events "*" for all).',
+    options: {
+      workspace: { type: 'int', required: true },
+      url: { type: 'string', required: true },
+      events: { type: 'list', required: true },
+      enabled: { type: 'bool' },
+    },
+  },
+  'subscriptions:update': {
+    method: 'PATCH',
+    path: '/event-subscriptions/{subscription}',
+    summary: 'Change URL, events or enabled.',
+    options: {
+      subscription: { type: 'int', required: true },
+      url: { type: 'string' },
+      events: { type: 'list' },
+      enabled: { type: 'bool' },
+    },
+  },
+  'subscriptions:rotate-secret': {
+    method: 'POST',
+    path: '/event-subscriptions/{subscription}/rotate-secret',
+    summary: 'Issue a new signing secret (the old one stops at once).',
+    options: { subscription: { type: 'int', required: true } },
+  },
+  'subscriptions:deliveries': {
+    method: 'GET',
+    path: '/event-subscriptions/{subscription}/deliveries',
+    summary: "List a subscription's deliveries, newest first.",
+    options: { subscription: { type: 'int', required: true } },
+  },
+  'deliveries:retry': {
+    method: 'POST',
+    path: '/deliveries/{delivery}/retry',
+    summary: 'Retry a delivery now (keeps its id).',
+    options: { delivery: { type: 'string', required: true } },
+  },
+  'outbox:list': {
+    method: 'GET',
+    path: '/workspaces/{workspace}/outbox',
+    summary: 'Every mail the workspace sent, newest first.',
+    options: { workspace: { type: 'int', required: true } },
+  },
+  'meters:lifecycle': {
+    method: 'PUT',
+    path: '/meters/{meter}/lifecycle',
+    summary: "Set a meter's lifecycle state (active, removed, archived, ...).",
+    options: { meter: { type: 'int', required: true }, state: { type: 'string', required: true } },
+  },
+  'meters:profile': {
+    method: 'PUT',
+    path: '/meters/{meter}/profile',
+    summary: 'Assign and confirm a device profile.',
+    options: {
+      meter: { type: 'int', required: true },
+      key: { type: 'string', required: true },
+      version: { type: 'int' },
+    },
+  },
+  'meters:wmbus-key': {
+    method: 'PUT',
+    path: '/meters/{meter}/wmbus-key',
+    summary: 'Store (32 hex chars) or clear ("null") the wM-Bus AES key.',
+    options: { meter: { type: 'int', required: true }, key: { type: 'string?', required: true } },
+  },
+  'meters:exchange': {
+    method: 'POST',
+    path: '/meters/{meter}/exchanges',
+    summary: 'Record a meter exchange.',
+    options: {
+      meter: { type: 'int', required: true },
+      'exchanged-at': { type: 'string', required: true, field: 'exchanged_at' },
+      'old-final-value': { type: 'number?', field: 'old_final_value' },
+      'new-initial-value': { type: 'number?', field: 'new_initial_value' },
+    },
+  },
+  'profiles:list': {
+    method: 'GET',
+    path: '/workspaces/{workspace}/profiles',
+    summary: 'Built-in and workspace device profiles.',
+    options: { workspace: { type: 'int', required: true } },
+  },
+  'profiles:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/profiles',
+    summary: 'Create a device profile (an existing key makes a new version).',
+    options: {
+      workspace: { type: 'int', required: true },
+      key: { type: 'string', required: true },
+      name: { type: 'string', required: true },
+      kind: { type: 'string', required: true },
+      unit: { type: 'string', required: true },
+      decoder: { type: 'json' },
+      'status-map': { type: 'json', field: 'status_map' },
+    },
+  },
+  'alert-rules:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/alert-rules',
+    summary: 'Create an alert rule (no_data, status, quality).',
+    options: {
+      workspace: { type: 'int', required: true },
+      type: { type: 'string', required: true },
+      params: { type: 'json' },
+    },
+  },
+  'alerts:list': {
+    method: 'GET',
+    path: '/workspaces/{workspace}/alerts',
+    summary: 'List alerts (--state open|resolved).',
+    options: { workspace: { type: 'int', required: true }, state: { type: 'string' } },
+  },
+  'alerts:resolve': {
+    method: 'POST',
+    path: '/alerts/{alert}/resolve',
+    summary: 'Resolve an alert.',
+    options: { alert: { type: 'int', required: true } },
+  },
+  'imports:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/imports',
+    summary: 'Import NDJSON readings (--file path, or - for stdin).',
+    options: { workspace: { type: 'int', required: true }, file: { type: 'file', required: true } },
+  },
+  'imports:show': {
+    method: 'GET',
+    path: '/imports/{import}',
+    summary: "Show an import's status and counts.",
+    options: { import: { type: 'int', required: true } },
+  },
+  'transfers:create': {
+    method: 'POST',
+    path: '/workspaces/{workspace}/transfers',
+    summary: 'Schedule a daily-consumption transfer to a URL (cron expression).',
+    options: {
+      workspace: { type: 'int', required: true },
+      url: { type: 'string', required: true },
+      cron: { type: 'string', required: true },
+      group: { type: 'int', field: 'group_id' },
+    },
+  },
+  'scheduler:run': {
+    method: 'POST',
+    path: '/scheduler/run',
+    summary: 'Run one scheduler pass now (retention, alerts, transfers).',
+  },
+  'service:backfill-reading-quality': {
+    method: 'POST',
+    path: '/jobs/backfill-reading-quality',
+    summary: 'Recompute canonical values and quality flags of stored readings.',
+    options: {
+      workspace: { type: 'int', field: 'workspace_id' },
+      meter: { type: 'int', field: 'meter_id' },
+    },
+  },
+}
+
+class CliError extends Error {
+  constructor(message, body) {
+    super(message)
+    this.body = body
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments
+
+/** `--a 1 --b=2 --flag pos1 pos2` → { opts: {a: '1', b: '2', flag: true}, positional } */
+export function parseArgs(argv) {
+  const opts = {}
+  const positional = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') {
+      positional.push(...argv.slice(i + 1))
+      break
+    }
+    if (a.startsWith('--') && a.length > 2) {
+      const eq = a.indexOf('=')
+      if (eq !== -1) opts[a.slice(2, eq)] = a.slice(eq + 1)
+      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) opts[a.slice(2)] = argv[++i]
+      else opts[a.slice(2)] = true
+    } else positional.push(a)
+  }
+  return { opts, positional }
+}
+
+function convert(name, type, raw) {
+  const bad = (what) => new CliError(`--${name} must be ${what} (got ${JSON.stringify(raw)})`)
+  const nullable = type.endsWith('?')
+  const base = nullable ? type.slice(0, -1) : type
+  if (base === 'bool') {
+    if (raw === true || raw === 'true' || raw === '1' || raw === 'yes') return true
+    if (raw === 'false' || raw === '0' || raw === 'no') return false
+    throw bad('true or false')
+  }
+  if (raw === true) throw new CliError(`--${name} needs a value`)
+  if (nullable && raw === 'null') return null
+  switch (base) {
+    case 'int':
+      if (!/^-?\d+$/.test(raw)) throw bad('an integer')
+      return Number(raw)
+    case 'number':
+      if (raw.trim() === '' || !Number.isFinite(Number(raw))) throw bad('a number')
+      return Number(raw)
+    case 'list':
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    case 'json': {
+      const text = raw.startsWith('@') ? fs.readFileSync(raw.slice(1), 'utf8') : raw
+      try {
+        return JSON.parse(text)
+      } catch (e) {
+        throw bad(`JSON or @file (${e.message})`)
+      }
+    }
+    case 'file':
+      return raw === '-' ? fs.readFileSync(0) : fs.readFileSync(raw)
+    default:
+      return raw
+  }
+}
+
+/** Builds method, path, body/query for a table command from parsed options. */
+export function buildRequest(name, cmd, opts) {
+  const spec = cmd.options ?? {}
+  for (const k of Object.keys(opts))
+    if (!(k in spec) && k !== 'json')
+      throw new CliError(`${name}: unknown option --${k} (see: meterflow help ${name})`)
+  const values = {}
+  for (const [k, o] of Object.entries(spec)) {
+    if (opts[k] === undefined) {
+      if (o.required)
+        throw new CliError(`${name}: --${k} is required (see: meterflow help ${name})`)
+      continue
+    }
+    values[k] = convert(k, o.type, opts[k])
+  }
+  let p = cmd.path
+  const used = new Set()
+  p = p.replace(/\{(\w+)\}/g, (_, k) => {
+    used.add(k)
+    return encodeURIComponent(String(values[k]))
+  })
+  let body
+  let contentType = 'application/json'
+  const fields = {}
+  for (const [k, v] of Object.entries(values)) {
+    if (used.has(k)) continue
+    if (spec[k].type === 'file') {
+      body = v
+      contentType = 'application/x-ndjson'
+      continue
+    }
+    fields[spec[k].field ?? k] = v
+  }
+  if (cmd.method === 'GET') {
+    const q = new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, String(v)]))
+    if ([...q].length) p += '?' + q
+  } else if (body === undefined && (cmd.method !== 'DELETE' || Object.keys(fields).length))
+    body = JSON.stringify(fields)
+  return { method: cmd.method, path: p, body, contentType }
+}
+
+// ---------------------------------------------------------------------------------------
+// Transport
+
+function settings(env = process.env) {
+  const url = (env.METERFLOW_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '')
+  let token = env.ADMIN_TOKEN
+  let tokenSource = 'ADMIN_TOKEN'
+  if (!token) {
+    const file = path.resolve(env.DATA_DIR || './data', 'admin-token')
+    tokenSource = file
+    try {
+      token = fs.readFileSync(file, 'utf8').trim()
+    } catch {
+      token = null
+    }
+  }
+  return { url, token, tokenSource }
+}
+
+async function adminCall(s, method, p, body, contentType = 'application/json') {
+  if (!s.token)
+    throw new CliError(
+      `no admin token: set ADMIN_TOKEN, or DATA_DIR to the server's data directory ` +
+        `(looked for ${s.tokenSource})`,
+    )
+  const full =
+    p.startsWith('/admin/') || p.startsWith('/api/') || p === '/healthz' ? p : `/admin/v1${p}`
+  const headers = { authorization: `Bearer ${s.token}` }
+  if (body !== undefined) headers['content-type'] = contentType
+  let res
+  try {
+    res = await fetch(s.url + full, { method, headers, body })
+  } catch (err) {
+    const code =
+      err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.cause?.message ?? err.message
+    throw new CliError(
+      `cannot reach Meterflow at ${s.url} (${code}). Is it running (npm start)? ` +
+        `Set METERFLOW_URL if it listens elsewhere.`,
+    )
+  }
+  const text = await res.text()
+  let parsed
+  try {
+    parsed = text ? JSON.parse(text) : null
+  } catch {
+    parsed = text
+  }
+  if (res.status === 401)
+    throw new CliError(
+      `the admin token was refused (401) by ${s.url}; it comes from ${s.tokenSource}. ` +
+        `Set ADMIN_TOKEN to the server's admin token, or DATA_DIR to its data directory.`,
+      parsed,
+    )
+  if (!res.ok) {
+    let msg = `${method} ${full} failed with ${res.status}`
+    if (parsed && typeof parsed === 'object' && parsed.message) msg += `: ${parsed.message}`
+    if (parsed && typeof parsed === 'object' && parsed.errors)
+      for (const [k, v] of Object.entries(parsed.errors))
+        msg += `\n  ${k}: ${[].concat(v).join('; ')}`
+    throw new CliError(msg, parsed)
+  }
+  return { status: res.status, body: parsed }
+}
+
+// ---------------------------------------------------------------------------------------
+// Output
+
+function scalar(v) {
+  if (v === null || v === undefined) return '-'
+  if (typeof v === 'object') return JSON.stringify(v)
+  return String(v)
+}
+
+/** Human-readable: objects as aligned key/value lines, arrays of objects as a table. */
+export function human(value) {
+  const v =
+    value && typeof value === 'object' && 'data' in value && Object.keys(value).length === 1
+      ? value.data
+      : value
+  if (Array.isArray(v)) {
+    if (v.length === 0) return '(none)'
+    if (v.every((r) => r && typeof r === 'object' && !Array.isArray(r))) {
+      const cols = [...new Set(v.flatMap((r) => Object.keys(r)))]
+      const rows = v.map((r) => cols.map((c) => scalar(r[c])))
+      const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)))
+      const line = (cells) =>
+        cells
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd()
+      return [line(cols), ...rows.map(line)].join('\n')
+    }
+    return v.map(scalar).join('\n')
+  }
+  if (v && typeof v === 'object') {
+    const keys = Object.keys(v)
+    const w = Math.max(0, ...keys.map((k) => k.length))
+    return keys.map((k) => `${k.padEnd(w)}  ${scalar(v[k])}`).join('\n')
+  }
+  return scalar(v)
+}
+
+function print(value, asJson) {
+  process.stdout.write((asJson ? JSON.stringify(value, null, 2) : human(value)) + '\n')
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands beyond the table
+
+const shellQuote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`
+
+async function quickstart(s, opts) {
+  const name = typeof opts.name === 'string' ? opts.name : 'Quickstart'
+  const email = typeof opts.email === 'string' ? opts.email : 'owner@example.com'
+  const ws = (await adminCall(s, 'POST', '/workspaces', JSON.stringify({ name }))).body.data
+  const user = (
+    await adminCall(
+      s,
+      'POST',
+      `/workspaces/${ws.id}/users`,
+      JSON.stringify({ email, owner: true, permissions: ['groups.manage'] }),
+    )
+  ).body.data
+  const token = (
+    await adminCall(
+      s,
+      'POST',
+      `/workspaces/${ws.id}/tokens`,
+      JSON.stringify({ user_id: user.id, name: 'quickstart', scopes: SCOPES }),
+    )
+  ).body.data
+  const body = JSON.stringify({
+    readings: [
+      {
+        meter: 'demo-1',
+        kind: 'saldo',
+        value: 1.5,
+        unit: 'kwh',
+        recorded_at: new Date().toISOString(),
+      },
+    ],
+  })
+  const auth = `-H ${shellQuote(`Authorization: Bearer ${token.token}`)}`
+  const report =
+    `curl -sS -X POST ${s.url}/api/v1/reportData ${auth} ` +
+    `-H 'Content-Type: application/json' -d ${shellQuote(body)}`
+  const ping = `curl -sS ${s.url}/api/v1/ping ${auth}`
+  const result = { workspace: ws, user, token, curl: { report, ping } }
+  if (opts.json) return print(result, true)
+  process.stdout.write(
+    [
+      `Workspace ${ws.id} "${ws.name}", owner user ${user.id} <${user.email}> with groups.manage.`,
+      `API token ${token.id} (scopes ${token.scopes.join(', ')}; shown only now, keep it):`,
+      '',
+      `  ${token.token}`,
+      '',
+      'Report a first reading:',
+      '',
+      `  ${report}`,
+      '',
+      'Check the service:',
+      '',
+      `  ${ping}`,
+      '',
+    ].join('\n'),
+  )
+}
+
+async function call(s, positional, opts) {
+  const [method, p, body] = positional
+  if (!method || !p) throw new CliError('usage: meterflow call METHOD PATH [JSON]')
+  if (body !== undefined) {
+    try {
+      JSON.parse(body)
+    } catch (e) {
+      throw new CliError(`call: the body is not JSON (${e.message})`)
+    }
+  }
+  const r = await adminCall(s, method.toUpperCase(), p, body)
+  print(r.body ?? { status: r.status }, Boolean(opts.json))
+}
+
+function help(topic) {
+  const cmd = topic && COMMANDS[topic]
+  if (cmd) {
+    const lines = [`meterflow ${topic}  —  ${cmd.summary}`, `  ${cmd.method} /admin/v1${cmd.path}`]
+    for (const [k, o] of Object.entries(cmd.options ?? {}))
+      lines.push(`  --${k} <${o.type}>${o.required ? '  (required)' : ''}`)
+    return lines.join('\n') + '\n'
+  }
+  const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length))
+  return [
+    'meterflow — client of the Meterflow admin API',
+    '',
+    'Usage: meterflow <command> [--option value ...] [--json]',
+    '',
+    'Environment: METERFLOW_URL (default http://127.0.0.1:8080); ADMIN_TOKEN, or the file',
+    '             DATA_DIR/admin-token (DATA_DIR default ./data).',
+    '',
+    'Commands:',
+    `  ${'quickstart'.padEnd(w)}  Workspace, owner with groups.manage, all-scope token, curl lines.`,
+    ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
+    `  ${'call METHOD PATH [JSON]'.padEnd(w)}  Any admin call, e.g. call GET /workspaces/1`,
+    `  ${'help [command]'.padEnd(w)}  This text, or one command's options.`,
+    '',
+  ].join('\n')
+}
+
+export async function main(argv = process.argv.slice(2), env = process.env) {
+  const [name, ...rest] = argv
+  const { opts, positional } = parseArgs(rest)
+  const asJson = Boolean(opts.json)
+  try {
+    if (!name || name === 'help' || name === '--help' || name === '-h' || opts.help) {
+      process.stdout.write(help(name === 'help' ? positional[0] : name))
+      return 0
+    }
+    const s = settings(env)
+    if (name === 'quickstart') await quickstart(s, opts)
+    else if (name === 'call') await call(s, positional, opts)
+    else {
+      const cmd = COMMANDS[name]
+      if (!cmd) throw new CliError(`unknown command ${name} (see: meterflow help)`)
+      if (positional.length) throw new CliError(`${name}: unexpected argument ${positional[0]}`)
+      const req = buildRequest(name, cmd, opts)
+      const r = await adminCall(s, req.method, req.path, req.body, req.contentType)
+      print(r.body ?? { status: r.status }, asJson)
+    }
+    return 0
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err
+    if (asJson && err.body && typeof err.body === 'object')
+      process.stderr.write(JSON.stringify(err.body) + '\n')
+    process.stderr.write(`meterflow: ${err.message}\n`)
+    return 1
+  }
+}
+
+// Run when executed (also through the npm bin symlink), not when imported by a test.
+const realpath = (p) => {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return p
+  }
+}
+const self = realpath(fileURLToPath(import.meta.url))
+const invoked = process.argv[1] ? realpath(path.resolve(process.argv[1])) : ''
+if (self === invoked) process.exitCode = await main()
