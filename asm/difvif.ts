@@ -154,7 +154,11 @@ export function parseRecords(pos: i32, end: i32): i32 {
       if (mfctVife) continue;
       if (ev >= 0x70 && ev <= 0x77) exp += ev - 0x70 - 6;
       else if (ev == 0x7d) exp += 3;
-      else if (ev == 0x7f) {
+      else if (ev <= 0x1f) {
+        // record error codes (0x00 = none): the value keeps its meaning
+      } else if (ev == 0x3b) {
+        if (mod == 0) mod = 2; // accumulation of positive contributions only (forward flow)
+      } else if (ev == 0x7f) {
         mod = 1;
         mfctVife = true;
       } else mod = 1;

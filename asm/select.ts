@@ -1,5 +1,7 @@
 // Reading selection: the current register (function instantaneous, storage 0,
-// tariff 0, subunit 0, no VIFE that changes the meaning, a plain number).
+// a plain number, no VIFE that changes the meaning). Among those: best kind
+// for the device type, then a clean VIF before one with VIFE 3B (forward
+// accumulation), then the lowest tariff, then the lowest subunit.
 // Kind preference by device type: water/gas -> volume first, HCA -> HCA units
 // first, everything else (heat, cooling, electricity, unknown) -> energy first.
 // The first record of the best kind wins. See docs/decoders.md.
@@ -21,18 +23,22 @@ export function selectRegister(): void {
   const n = get(S_NREC);
   const type = get(S_TYPE);
   let best: i32 = -1;
-  let bestRank: i32 = 99;
+  let bestRank: i32 = 1 << 20;
   let bestKind: i32 = 0;
   for (let i = 0; i < n; i++) {
-    if (rec(i, R_FUNC) != 0 || rec(i, R_STORAGE) != 0 || rec(i, R_TARIFF) != 0 || rec(i, R_SUBUNIT) != 0) continue;
-    if (rec(i, R_MOD) != 0 || rec(i, R_DTYPE) != D_NUMBER) continue;
+    if (rec(i, R_FUNC) != 0 || rec(i, R_STORAGE) != 0) continue;
+    const mod = rec(i, R_MOD);
+    if (mod == 1 || rec(i, R_DTYPE) != D_NUMBER) continue;
+    const tariff = rec(i, R_TARIFF);
+    const sub = rec(i, R_SUBUNIT);
+    if (tariff > 15 || sub > 15) continue;
     const q = rec(i, R_QTY);
     let kind: i32 = 0;
     if (q == Q_ENERGY_WH || q == Q_ENERGY_J) kind = 1;
     else if (q == Q_VOLUME_M3) kind = 2;
     else if (q == Q_HCA) kind = 3;
     else continue;
-    const r = rank(kind, type);
+    const r = rank(kind, type) * 1024 + (mod == 2 ? 512 : 0) + tariff * 16 + sub;
     if (r < bestRank) {
       best = i;
       bestRank = r;
