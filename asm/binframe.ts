@@ -29,12 +29,16 @@ export function decodeBinary(n: i32): i32 {
     for (let k = 0; k < len; k++) unchecked((T[k] = be ? F[pos + len - 1 - k] : F[pos + k]));
     let v: f64 = 0;
     if (t == T_U || t == T_I || t == T_FLAGS) {
+      // negative two's complement values are summed as complement + 1 so
+      // that small negative 64-bit values stay exact
+      const neg = t == T_I && (i32(unchecked(T[len - 1])) & 0x80) != 0;
       let mul: f64 = 1;
       for (let k = 0; k < len; k++) {
-        v += f64(unchecked(T[k])) * mul;
+        const b = i32(unchecked(T[k]));
+        v += f64(neg ? 255 - b : b) * mul;
         mul *= 256;
       }
-      if (t == T_I && (i32(unchecked(T[len - 1])) & 0x80) != 0) v -= mul;
+      if (neg) v = -(v + 1);
     } else if (t == T_F) {
       v = len == 4 ? real32() : real64();
     } else if (t == T_BCD) {

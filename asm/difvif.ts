@@ -8,12 +8,13 @@ let bcdBad: bool = false;
 function readInt(p: i32, len: i32, signed: bool): f64 {
   let v: f64 = 0;
   let mul: f64 = 1;
+  const neg = signed && len > 0 && (fb(p + len - 1) & 0x80) != 0;
   for (let i = 0; i < len; i++) {
-    v += f64(fb(p + i)) * mul;
+    const b = fb(p + i);
+    v += f64(neg ? 255 - b : b) * mul;
     mul *= 256;
   }
-  if (signed && len > 0 && (fb(p + len - 1) & 0x80) != 0) v -= mul;
-  return v;
+  return neg ? -(v + 1) : v;
 }
 
 function readBcd(p: i32, len: i32): f64 {
