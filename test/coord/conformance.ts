@@ -1,0 +1,172 @@
+// The coordination conformance suite: the same cases over MemoryCoord (memory.test.ts) and
+// RedisCoord against a real redis-server (redis.test.ts), so rate limits, sequences, leases,
+// claims and messages mean the same with one instance or many.
+import type { Test } from 'tap'
+import { ManualClock } from '../../src/clock.js'
+import type { Coord } from '../../src/coord/coord.js'
+
+export interface CoordFixture {
+  /** The instance under test; its clock is `clock`. */
+  coord: Coord
+  /** A second instance sharing the same backend (another process, for Redis). */
+  peer: Coord
+  clock: ManualClock
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+let n = 0
+/** A key no other case uses, so cases stay independent on a shared backend. */
+const fresh = (name: string) => `${name}:${process.pid}:${Date.now()}:${++n}`
+
+/**
+ * Waits until `cond` holds, both on the injected clock (MemoryCoord expiry) and in real
+ * time (Redis PX expiry): advance the clock past the TTL, then poll briefly.
+ */
+async function expire(f: CoordFixture, ms: number, cond: () => Promise<boolean>): Promise<boolean> {
+  f.clock.advance(ms + 1)
+  for (let i = 0; i < 40; i++) {
+    if (await cond()) return true
+    await sleep(25)
+  }
+  return false
+}
+
+export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): void {
+  let f: CoordFixture
+  t.before(async () => {
+    f = await setup()
+  })
+
+  t.test('take counts within a fixed window and refuses past the limit', async (t) => {
+    // Start at a window boundary so the window cannot roll over mid-test.
+    f.clock.set(Math.ceil(Date.now() / 60_000) * 60_000 + 60_000)
+    const k = fresh('take')
+    const seen = []
+    for (let i = 0; i < 4; i++) seen.push(await f.coord.take(k, 3, 60_000))
+    t.same(
+      seen.map((r) => [r.ok, r.count]),
+      [
+        [true, 1],
+        [true, 2],
+        [true, 3],
+        [false, 3],
+      ],
+      'the 4th take of limit 3 is refused and the count stays',
+    )
+    t.equal(seen[3]!.resetMs, 60_000, 'resetMs is the time left in the window')
+    f.clock.advance(15_000)
+    const later = await f.coord.take(k, 3, 60_000)
+    t.equal(later.ok, false)
+    t.equal(later.resetMs, 45_000)
+
+    const peer = await f.peer.take(k, 3, 60_000)
+    t.equal(peer.ok, false, 'a peer sees the same window')
+
+    f.clock.advance(45_000)
+    const next = await f.coord.take(k, 3, 60_000)
+    t.same([next.ok, next.count, next.resetMs], [true, 1, 60_000], 'a new window starts at 0')
+
+    const big = fresh('take-by')
+    t.same((await f.coord.take(big, 10, 60_000, 7)).count, 7, 'take by n')
+    const over = await f.coord.take(big, 10, 60_000, 4)
+    t.same([over.ok, over.count], [false, 7], 'a take that would pass the limit takes nothing')
+    t.same((await f.coord.take(big, 10, 60_000, 3)).count, 10, 'exactly at the limit is allowed')
+  })
+
+  t.test('giveBack returns what a take took, never below zero', async (t) => {
+    f.clock.set(Math.ceil(Date.now() / 60_000) * 60_000 + 120_000)
+    const k = fresh('give')
+    await f.coord.take(k, 2, 60_000)
+    await f.coord.take(k, 2, 60_000)
+    t.equal((await f.coord.take(k, 2, 60_000)).ok, false)
+    await f.coord.giveBack(k, 1)
+    const r = await f.coord.take(k, 2, 60_000)
+    t.same([r.ok, r.count], [true, 2], 'one given back, one more admitted')
+    await f.coord.giveBack(k, 10)
+    t.same((await f.coord.take(k, 2, 60_000)).count, 1, 'giving back more than taken stops at 0')
+    await f.coord.giveBack(fresh('never-taken'), 1)
+    t.pass('giving back an unknown key is a no-op')
+  })
+
+  t.test('nextId is unique, increasing, and never at or below the floor', async (t) => {
+    const s = fresh('seq')
+    t.equal(await f.coord.nextId(s, 0), 1)
+    t.equal(await f.coord.nextId(s, 0), 2)
+    t.equal(await f.coord.nextId(s, 10), 11, 'a floor above the sequence lifts it')
+    t.equal(await f.coord.nextId(s, 5), 12, 'a floor below the sequence is ignored')
+    const many = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? f.coord : f.peer).nextId(s, 0)),
+    )
+    if (f.coord.kind === 'redis') {
+      t.equal(new Set(many).size, 50, 'concurrent ids from two instances never repeat')
+      t.ok(Math.min(...many) > 12)
+    } else t.equal(new Set(many).size, 50, 'concurrent ids never repeat')
+  })
+
+  t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {
+    const l = fresh('lease')
+    t.equal(await f.coord.lease(l, 'a', 150), true, 'a acquires')
+    t.equal(await f.peer.lease(l, 'b', 150), false, 'b is refused while a holds it')
+    t.equal(await f.coord.lease(l, 'a', 150), true, 'a renews')
+    await f.peer.release(l, 'b')
+    t.equal(await f.peer.lease(l, 'b', 150), false, 'a release by a non-holder does nothing')
+    await f.coord.release(l, 'a')
+    t.equal(await f.peer.lease(l, 'b', 150), true, 'after release b acquires')
+    const expired = await expire(f, 150, async () => f.coord.lease(l, 'a', 150))
+    t.equal(expired, true, 'after the ttl the lease is free again')
+    t.equal(await f.peer.lease(l, 'b', 150), false, 'and a holds it now')
+  })
+
+  t.test(
+    'claim and claimMany set keys only when absent; unclaim and expiry free them',
+    async (t) => {
+      const [a, b, c] = [fresh('claim'), fresh('claim'), fresh('claim')]
+      t.equal(await f.coord.claim(a, 60_000), true)
+      t.equal(await f.coord.claim(a, 60_000), false, 'a second claim of the same key fails')
+      t.equal(await f.peer.claim(a, 60_000), false, 'also from a peer')
+      t.same(await f.coord.claimMany([a, b, c], 60_000), [false, true, true], 'per key')
+      t.same(await f.coord.claimMany([], 60_000), [], 'an empty claim is empty')
+      await f.coord.unclaim([a, b])
+      await f.coord.unclaim([])
+      t.same(
+        await f.peer.claimMany([a, b, c], 60_000),
+        [true, true, false],
+        'unclaimed keys are free',
+      )
+
+      const short = fresh('claim-ttl')
+      t.equal(await f.coord.claim(short, 150), true)
+      t.equal(await expire(f, 150, () => f.coord.claim(short, 150)), true, 'a claim expires')
+    },
+  )
+
+  t.test('get and set, with and without ttl', async (t) => {
+    const k = fresh('kv')
+    t.equal(await f.coord.get(k), null)
+    await f.coord.set(k, 'v1')
+    t.equal(await f.peer.get(k), 'v1')
+    await f.coord.set(k, 'v2', 150)
+    t.equal(await f.coord.get(k), 'v2')
+    t.equal(await expire(f, 150, async () => (await f.coord.get(k)) === null), true, 'expired')
+  })
+
+  t.test('publish reaches subscribers, also on another instance', async (t) => {
+    const ch = fresh('chan')
+    const got: string[] = []
+    const gotPeer: string[] = []
+    await f.coord.subscribe(ch, (m) => got.push(m))
+    await f.peer.subscribe(ch, (m) => gotPeer.push(m))
+    await f.coord.publish(ch, 'hello')
+    await f.peer.publish(ch, 'world')
+    for (let i = 0; i < 100 && (got.length < 2 || gotPeer.length < 2); i++) await sleep(10)
+    t.same(got.sort(), ['hello', 'world'])
+    t.same(gotPeer.sort(), ['hello', 'world'])
+    await f.coord.publish(fresh('nobody'), 'x')
+    t.pass('publishing to a channel without subscribers is fine')
+  })
+
+  t.test('ping succeeds while the backend is up', async (t) => {
+    await f.coord.ping()
+    t.pass()
+  })
+}

@@ -1,0 +1,78 @@
+// Coordination conformance over RedisCoord against a real redis-server started on a free
+// port for this file; two RedisCoord instances stand in for two Meterflow processes. Also:
+// Redis unreachable is an ApiError 503, and the coordinator recovers when Redis is back.
+import t from 'tap'
+import { ManualClock } from '../../src/clock.js'
+import { RedisCoord } from '../../src/coord/redis.js'
+import { ApiError } from '../../src/errors.js'
+import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
+import { coordConformance } from './conformance.js'
+
+if (!redisAvailable()) {
+  t.comment(REDIS_SKIP_NOTICE)
+  t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
+} else {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const clock = new ManualClock()
+  const prefix = `mftest:${process.pid}:`
+  const coord = new RedisCoord(redis.url, prefix, () => clock.now())
+  const peer = new RedisCoord(redis.url, prefix, () => clock.now())
+  await coord.connect()
+  await peer.connect()
+  t.teardown(async () => {
+    await coord.close()
+    await peer.close()
+  })
+
+  t.test('conformance', async (t) => {
+    coordConformance(t, async () => ({ coord, peer, clock }))
+  })
+
+  t.test('prefixes keep two deployments on one Redis apart', async (t) => {
+    const other = new RedisCoord(redis.url, `other:${process.pid}:`, () => clock.now())
+    await other.connect()
+    t.teardown(() => other.close())
+    const k = `iso:${Date.now()}`
+    t.equal(await coord.claim(k, 60_000), true)
+    t.equal(await other.claim(k, 60_000), true, 'same key under another prefix is free')
+  })
+
+  t.test(
+    'Redis unreachable is a 503 ApiError; the coordinator recovers when it is back',
+    async (t) => {
+      await redis.kill()
+      const calls: [string, () => Promise<unknown>][] = [
+        ['take', () => coord.take('down', 5, 60_000)],
+        ['nextId', () => coord.nextId('down', 0)],
+        ['lease', () => coord.lease('down', 'a', 1000)],
+        ['claimMany', () => coord.claimMany(['down:a', 'down:b'], 1000)],
+        ['ping', () => coord.ping()],
+      ]
+      for (const [name, call] of calls) {
+        const started = Date.now()
+        const err = await call().then(
+          () => null,
+          (e: unknown) => e,
+        )
+        t.ok(err instanceof ApiError, `${name} rejects with an ApiError`)
+        t.equal((err as ApiError).status, 503, `${name} is 503`)
+        t.match((err as ApiError).message, /Redis/)
+        t.ok(Date.now() - started < 3000, `${name} fails fast instead of queueing`)
+      }
+
+      await redis.start()
+      let ok = false
+      for (let i = 0; i < 100 && !ok; i++) {
+        ok = await coord.ping().then(
+          () => true,
+          () => false,
+        )
+        if (!ok) await new Promise((r) => setTimeout(r, 100))
+      }
+      t.ok(ok, 'ping succeeds again after Redis restarted')
+      const r = await coord.take(`after:${Date.now()}`, 5, 60_000)
+      t.same([r.ok, r.count], [true, 1], 'rate limiting works again')
+    },
+  )
+}

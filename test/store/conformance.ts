@@ -1,0 +1,223 @@
+// The store conformance suite: every case here runs against each Sql adapter (embedded chDB
+// in chdb.test.ts, a ClickHouse server in server.test.ts), so both speak one dialect and
+// behave the same where the rest of the code relies on it.
+import type { Test } from 'tap'
+import { GroupCommit } from '../../src/store/group-commit.js'
+import { migrate, migrations } from '../../src/store/migrations.js'
+import { chTime, parseChTime, toJsonEachRow, type Params, type Sql } from '../../src/store/sql.js'
+
+/** Wraps a Sql and records each insert: how many, and which `id`s were stored when. */
+class CountingSql implements Sql {
+  readonly kind
+  inserts = 0
+  readonly stored = new Set<number>()
+  constructor(private readonly inner: Sql) {
+    this.kind = inner.kind
+  }
+  query<T>(sql: string, params?: Params): Promise<T[]> {
+    return this.inner.query<T>(sql, params)
+  }
+  exec(sql: string, params?: Params): Promise<void> {
+    return this.inner.exec(sql, params)
+  }
+  async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
+    await this.inner.insertJsonEachRow(table, rows)
+    this.inserts++
+    for (const line of rows.toString().split('\n'))
+      if (line) this.stored.add(Number(JSON.parse(line).id))
+  }
+  close(): Promise<void> {
+    return Promise.resolve()
+  }
+}
+
+export function storeConformance(t: Test, sql: Sql): void {
+  t.test('migrations apply once, then are idempotent', async (t) => {
+    const first = await migrate(sql)
+    t.same(
+      first,
+      migrations.map((m) => m.version),
+      'a fresh database gets every migration in order',
+    )
+    t.same(await migrate(sql), [], 'a second run applies nothing')
+    t.same(await migrate(sql), [], 'and a third')
+    const rows = await sql.query<{ version: number }>(
+      'SELECT version FROM schema_migrations FINAL ORDER BY version',
+    )
+    t.same(
+      rows.map((r) => Number(r.version)),
+      migrations.map((m) => m.version),
+      'each version recorded exactly once',
+    )
+    const tables = await sql.query<{ name: string }>(
+      'SELECT name FROM system.tables WHERE database = currentDatabase()',
+    )
+    const names = new Set(tables.map((r) => r.name))
+    for (const tb of ['workspaces', 'users', 'api_tokens', 'meters', 'readings', 'status_reports'])
+      t.ok(names.has(tb), `table ${tb} exists`)
+  })
+
+  t.test('query parameters of each type round-trip', async (t) => {
+    const p = {
+      s: `it's "quoted" — ü\n\ttab`,
+      u64: 2 ** 53 - 1,
+      i64: -42,
+      f: 1.25,
+      b: 1,
+      t: '2026-03-29 01:30:00.123',
+      arr: ['a', "b'c", ''],
+      nul: null,
+    }
+    const [r] = await sql.query<Record<string, any>>(
+      `SELECT {s:String} AS s, {u64:UInt64} AS u64, {i64:Int64} AS i64, {f:Float64} AS f,
+              {b:UInt8} AS b, {t:DateTime64(3, 'UTC')} AS t, {arr:Array(String)} AS arr,
+              {nul:Nullable(String)} AS nul`,
+      p,
+    )
+    t.equal(r!.s, p.s, 'String with quotes, unicode and control characters')
+    // 64-bit integers: the server quotes them in JSON, chDB may not; both read as the number.
+    t.equal(Number(r!.u64), p.u64, 'UInt64')
+    t.equal(Number(r!.i64), p.i64, 'Int64')
+    t.equal(r!.f, p.f, 'Float64')
+    t.equal(Number(r!.b), 1, 'UInt8')
+    t.equal(r!.t, p.t, 'DateTime64(3) in UTC')
+    t.same(r!.arr, p.arr, 'Array(String)')
+    t.equal(r!.nul, null, 'Nullable null')
+
+    await sql.exec(
+      `CREATE TABLE IF NOT EXISTS conformance_types (id UInt64, s String, f Float64,
+       t DateTime64(3, 'UTC'), tags Array(String), n Nullable(UInt32)) ENGINE = MergeTree ORDER BY id`,
+    )
+    const rows = [
+      { id: 1, s: 'plain', f: 0.5, t: chTime(Date.UTC(2026, 0, 1)), tags: ['x'], n: 7 },
+      {
+        id: 2,
+        s: '{"json":"inside"}',
+        f: -1e-9,
+        t: chTime(Date.UTC(2026, 9, 25, 1, 0, 0, 999)),
+        tags: [],
+        n: null,
+      },
+    ]
+    await sql.insertJsonEachRow('conformance_types', toJsonEachRow(rows))
+    const back = await sql.query<Record<string, any>>(
+      'SELECT * FROM conformance_types WHERE id IN ({ids:Array(UInt64)}) ORDER BY id',
+      { ids: [1, 2] },
+    )
+    t.same(
+      back.map((r) => ({ ...r, id: Number(r.id), n: r.n === null ? null : Number(r.n) })),
+      rows,
+      'inserted JSONEachRow rows come back unchanged',
+    )
+    t.equal(parseChTime(back[1]!.t), Date.UTC(2026, 9, 25, 1, 0, 0, 999), 'times are UTC')
+    const [c] = await sql.query<{ n: string }>(
+      'SELECT count() AS n FROM conformance_types WHERE s = {s:String}',
+      { s: '{"json":"inside"}' },
+    )
+    t.equal(Number(c!.n), 1, 'a String parameter filters exactly')
+    await sql.exec('ALTER TABLE conformance_types DELETE WHERE id = {id:UInt64}', { id: 1 })
+    const left = await sql.query('SELECT id FROM conformance_types')
+    t.equal(left.length, 1, 'exec with parameters (mutation) applies synchronously')
+  })
+
+  t.test('ReplacingMergeTree keeps the highest version per key', async (t) => {
+    await sql.exec(
+      `CREATE TABLE IF NOT EXISTS conformance_rmt (workspace_id UInt64, id UInt64, name String,
+       version UInt64) ENGINE = ReplacingMergeTree(version) ORDER BY (workspace_id, id)`,
+    )
+    await sql.insertJsonEachRow(
+      'conformance_rmt',
+      toJsonEachRow([{ workspace_id: 1, id: 1, name: 'v1', version: 1 }]),
+    )
+    await sql.insertJsonEachRow(
+      'conformance_rmt',
+      toJsonEachRow([{ workspace_id: 1, id: 1, name: 'v3', version: 3 }]),
+    )
+    // An older version arriving late must not win.
+    await sql.insertJsonEachRow(
+      'conformance_rmt',
+      toJsonEachRow([{ workspace_id: 1, id: 1, name: 'v2', version: 2 }]),
+    )
+    // A replayed identical row must not add.
+    await sql.insertJsonEachRow(
+      'conformance_rmt',
+      toJsonEachRow([{ workspace_id: 1, id: 2, name: 'x', version: 1 }]),
+    )
+    await sql.insertJsonEachRow(
+      'conformance_rmt',
+      toJsonEachRow([{ workspace_id: 1, id: 2, name: 'x', version: 1 }]),
+    )
+    const rows = await sql.query<{ id: string; name: string }>(
+      'SELECT id, name FROM conformance_rmt FINAL ORDER BY id',
+    )
+    t.same(
+      rows.map((r) => [Number(r.id), r.name]),
+      [
+        [1, 'v3'],
+        [2, 'x'],
+      ],
+    )
+    await sql.exec('OPTIMIZE TABLE conformance_rmt FINAL')
+    const merged = await sql.query('SELECT id FROM conformance_rmt')
+    t.equal(merged.length, 2, 'after a merge only one row per key remains')
+  })
+
+  t.test('group commit merges concurrent writes and resolves each after storage', async (t) => {
+    await sql.exec(
+      `CREATE TABLE IF NOT EXISTS conformance_gc (id UInt64, v String) ENGINE = MergeTree ORDER BY id`,
+    )
+    const counting = new CountingSql(sql)
+    const gc = new GroupCommit(counting, 'conformance_gc')
+    const n = 40
+    const early: number[] = []
+    const writes = Array.from({ length: n }, (_, i) => {
+      const row = toJsonEachRow([
+        { id: i * 2 + 1, v: `a${i}` },
+        { id: i * 2 + 2, v: `b${i}` },
+      ])
+      return gc.write(row, 2).then(() => {
+        // Resolved only once the INSERT carrying both rows succeeded.
+        if (!counting.stored.has(i * 2 + 1) || !counting.stored.has(i * 2 + 2)) early.push(i)
+      })
+    })
+    await Promise.all(writes)
+    t.same(early, [], 'no write resolved before its rows were stored')
+    t.ok(counting.inserts < n, `${n} concurrent writes became ${counting.inserts} inserts`)
+    t.ok(counting.inserts <= 2, 'the first write goes alone, the rest share the next insert')
+    t.equal(gc.stats.rows, 2 * n)
+    const [c] = await sql.query<{ n: string }>('SELECT count() AS n FROM conformance_gc')
+    t.equal(Number(c!.n), 2 * n, 'every row stored exactly once')
+
+    // flush waits for everything handed in so far.
+    const late = gc.write(toJsonEachRow([{ id: 1000, v: 'late' }]), 1)
+    await gc.flush()
+    t.ok(counting.stored.has(1000), 'flush returns after the pending insert')
+    await late
+    t.same(await gc.write('', 0), undefined, 'an empty write resolves at once')
+  })
+
+  t.test(
+    'a failed insert rejects every waiter of that batch, and the next batch works',
+    async (t) => {
+      const gc = new GroupCommit(sql, 'conformance_no_such_table')
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => gc.write(toJsonEachRow([{ id: i }]), 1)),
+      )
+      t.same(
+        results.map((r) => r.status),
+        Array(10).fill('rejected'),
+        'every waiter is rejected, none left hanging',
+      )
+      await sql.exec(
+        'CREATE TABLE IF NOT EXISTS conformance_no_such_table (id UInt64) ENGINE = MergeTree ORDER BY id',
+      )
+      await gc.write(toJsonEachRow([{ id: 99 }]), 1)
+      const rows = await sql.query<{ id: string }>('SELECT id FROM conformance_no_such_table')
+      t.same(
+        rows.map((r) => Number(r.id)),
+        [99],
+        'after a failure the writer keeps working; nothing of the failed batch was stored',
+      )
+    },
+  )
+}
