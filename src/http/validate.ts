@@ -1,8 +1,14 @@
 // Compiled TypeBox checks whose failures become 422s keyed by dotted field paths
 // (`/readings/3/payload/value` → `readings.3.payload.value`).
-import type { TSchema, Static } from '@sinclair/typebox'
+import { FormatRegistry, type TSchema, type Static } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { validationError, type FieldErrors } from '../errors.js'
+
+// TypeBox knows no string formats until they are registered; an unregistered format fails
+// every value, so `format: 'date-time'` would refuse even valid timestamps.
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$/
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)))
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
