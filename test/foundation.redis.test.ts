@@ -1,0 +1,60 @@
+// Rate limits and auth with Redis coordination (REDIS_URL): the same cases as the
+// in-process run, against a real redis-server on a free port; plus Redis going away
+// (503 {message}, never a 500 or a hang) and coming back.
+import t from 'tap'
+import { ManualClock } from '../src/clock.js'
+import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from './helpers/redis.js'
+import { startTestServer } from './helpers/server.js'
+import {
+  addProbeRoutes,
+  freshMinute,
+  makeToken,
+  rateLimitCases,
+} from './foundation.rate-limit-cases.js'
+
+if (!redisAvailable()) {
+  t.comment(REDIS_SKIP_NOTICE)
+  t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
+} else {
+  const redis = await startRedis()
+  const clock = new ManualClock()
+  const s = await startTestServer({ REDIS_URL: redis.url }, { clock })
+  t.teardown(async () => {
+    await s.close()
+    await redis.stop()
+  })
+  addProbeRoutes(s)
+  t.equal(s.app.services.coord.kind, 'redis', 'REDIS_URL set: Redis coordination')
+
+  t.test('rate limits (Redis)', async (t) => rateLimitCases(t, () => s, clock))
+
+  t.test('revocation applies at once with Redis coordination', async (t) => {
+    freshMinute(clock)
+    const { token, tokenId } = await makeToken(s)
+    t.equal((await s.call('GET', '/api/v1/ping', { token })).status, 200)
+    await s.admin('DELETE', `/tokens/${tokenId}`)
+    t.equal((await s.call('GET', '/api/v1/ping', { token })).status, 401)
+  })
+
+  t.test('Redis unreachable: 503 {message}; recovers when Redis is back', async (t) => {
+    freshMinute(clock)
+    const { token } = await makeToken(s)
+    t.equal((await s.call('GET', '/api/v1/ping', { token })).status, 200)
+    await redis.kill()
+    const started = Date.now()
+    const down = await s.call('GET', '/api/v1/ping', { token })
+    t.equal(down.status, 503, 'a request that needs the rate limiter is 503')
+    t.same(Object.keys(down.body), ['message'])
+    t.match(down.body.message, /Redis/)
+    t.ok(Date.now() - started < 3000, 'answered at once, not queued')
+    t.equal((await s.call('GET', '/healthz')).status, 200, 'healthz does not need Redis')
+
+    await redis.start()
+    let status = 0
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await s.call('GET', '/api/v1/ping', { token })).status
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100))
+    }
+    t.equal(status, 200, 'ping is 200 again once Redis is back')
+  })
+}
