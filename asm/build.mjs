@@ -29,6 +29,22 @@ if (error) {
 }
 const so = stdout.toString();
 if (so) console.log(so);
+// The same sources as plain JavaScript (AssemblyScript portable mode), for the
+// WASM-vs-JS comparison in bench/decode. Needs the portable shims loaded first
+// (import "assemblyscript/std/portable/index.js").
+try {
+  const esbuild = await import("esbuild");
+  await esbuild.build({
+    entryPoints: [join(here, "portable.ts")],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    outfile: join(here, "build", "portable.mjs"),
+    logLevel: "warning",
+  });
+} catch (err) {
+  console.warn("asm: portable JS build skipped:", err.message);
+}
 const distDir = join(here, "..", "dist", "decode");
 mkdirSync(distDir, { recursive: true });
 copyFileSync(out, join(distDir, "decoder.wasm"));

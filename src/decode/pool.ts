@@ -1,6 +1,7 @@
 // Decoder pool: Piscina workers, each with one WASM decoder instance.
 import { Piscina } from 'piscina';
 import type { TelegramOutcome } from './telegram.js';
+import { readResults } from './wire.js';
 import { compileLayout, type FrameLayout, type FrameOutcome } from './frame-layout.js';
 
 export type { TelegramOutcome } from './telegram.js';
@@ -56,8 +57,8 @@ export class DecoderPool {
   async decodeTelegrams(jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
     if (jobs.length === 0) return [];
     const buf = packTelegrams(jobs);
-    const res = (await this.pool.run({ kind: 'telegrams', buf }, { transferList: [buf] as unknown as never })) as string;
-    return JSON.parse(res) as TelegramOutcome[];
+    const res = (await this.pool.run({ kind: 'telegrams', buf }, { transferList: [buf] as unknown as never })) as ArrayBuffer;
+    return readResults(res, jobs.length);
   }
 
   async decodeFrames(layout: FrameLayout, frames: string[]): Promise<FrameOutcome[]> {
