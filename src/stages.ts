@@ -2,6 +2,8 @@
 // is built from the shared services, may attach to the uWS app, and is started and stopped
 // with the app. Add a stage here; the composition root stays unchanged.
 import type uWS from 'uWebSockets.js'
+import { buildEventsStage } from './events/stage.js'
+import { operatorStage } from './scheduler/stage.js'
 import type { Services } from './services.js'
 
 export interface Stage {
@@ -12,6 +14,11 @@ export interface Stage {
   stop?(): Promise<void> | void
 }
 
-export async function buildStages(_s: Services): Promise<Stage[]> {
-  return []
+export async function buildStages(s: Services): Promise<Stage[]> {
+  const stages: Stage[] = []
+  // First: it replaces s.outbox with the durable one before any other stage keeps a
+  // reference, and, stopped last, it still takes events other stages emit while stopping.
+  stages.push(await buildEventsStage(s))
+  stages.push(await operatorStage(s))
+  return stages
 }

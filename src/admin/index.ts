@@ -1,10 +1,26 @@
 import type { Router } from '../http/router.js'
 import type { Services } from '../services.js'
+import { registerEventAdmin } from './events.js'
 import { registerSchedulerAdmin } from './scheduler.js'
 import { registerTenantAdmin } from './tenants.js'
+import { registerWebhookAdmin } from './webhooks.js'
+import { registerMeterAdmin } from './meters.js'
+import { registerProfileAdmin } from './profiles.js'
+import { registerAlertAdmin } from './alerts.js'
+import { registerImportAdmin } from './imports.js'
+import { registerTransferAdmin } from './transfers.js'
+import { registerJobAdmin } from './jobs.js'
 
 /** Every /admin/v1 route group. */
 export function registerAdmin(router: Router, s: Services): void {
   registerTenantAdmin(router, s)
   registerSchedulerAdmin(router, s)
+  registerWebhookAdmin(router, s)
+  registerMeterAdmin(router, s)
+  registerProfileAdmin(router, s)
+  registerAlertAdmin(router, s)
+  registerImportAdmin(router, s)
+  registerTransferAdmin(router, s)
+  registerJobAdmin(router, s)
+  registerEventAdmin(router, s)
 }

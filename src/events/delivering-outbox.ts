@@ -1,0 +1,86 @@
+// The durable outbox: `emit` writes one pending delivery per matching enabled subscription,
+// with the envelope already serialised to the exact bytes that will be signed and sent.
+// It resolves once the rows are stored, so a restart loses nothing; sending is the delivery
+// engine's job and never runs on the emitter's path.
+import type { Clock } from '../clock.js'
+import type { Coord } from '../coord/coord.js'
+import type { EventName } from './catalog.js'
+import type { Outbox } from './outbox.js'
+import type { Delivery, EventRepo, Subscription } from './repo.js'
+import { uuid7 } from './uuid7.js'
+
+/** Channel on which every instance drops its cached subscription lists. */
+export const SUBSCRIPTIONS_CHANNEL = 'event-subscriptions'
+
+export interface Envelope {
+  id: string
+  event: EventName
+  occurred_at: string
+  workspace: { id: number }
+  data: Record<string, unknown>
+}
+
+export const wants = (sub: Pick<Subscription, 'events'>, event: string) =>
+  sub.events.includes('*') || sub.events.includes(event)
+
+export class DeliveringOutbox implements Outbox {
+  // Subscriptions per workspace: ingest may emit on every request, so the list is cached and
+  // dropped (here and, through the coordination channel, on every instance) on any change.
+  private readonly cache = new Map<number, Promise<Subscription[]>>()
+
+  constructor(
+    private readonly repo: EventRepo,
+    private readonly clock: Clock,
+    private readonly coord: Coord,
+    /** Told after new rows are stored, so the engine sends without waiting for its poll. */
+    private readonly onEmitted: () => void = () => {},
+  ) {}
+
+  async listen(): Promise<void> {
+    await this.coord.subscribe(SUBSCRIPTIONS_CHANNEL, () => this.cache.clear())
+  }
+
+  /** Call after any subscription change. */
+  async invalidate(): Promise<void> {
+    this.cache.clear()
+    await this.coord.publish(SUBSCRIPTIONS_CHANNEL, 'changed').catch(() => {})
+  }
+
+  private subscriptions(workspaceId: number): Promise<Subscription[]> {
+    let p = this.cache.get(workspaceId)
+    if (!p) {
+      p = this.repo.listSubscriptions(workspaceId)
+      this.cache.set(workspaceId, p)
+      p.catch(() => this.cache.delete(workspaceId))
+    }
+    return p
+  }
+
+  async emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void> {
+    const subs = (await this.subscriptions(workspaceId)).filter((s) => s.enabled && wants(s, event))
+    if (subs.length === 0) return
+    const now = this.clock.now()
+    const occurred_at = new Date(now).toISOString()
+    const rows: Delivery[] = subs.map((sub) => {
+      const id = uuid7(now)
+      const envelope: Envelope = { id, event, occurred_at, workspace: { id: workspaceId }, data }
+      return {
+        id,
+        workspace_id: workspaceId,
+        subscription_id: sub.id,
+        event,
+        body: JSON.stringify(envelope),
+        status: 'pending',
+        attempts: 0,
+        last_status_code: null,
+        last_error: null,
+        next_attempt_at: now,
+        exhausted: false,
+        created_at: now,
+        version: 0,
+      }
+    })
+    await this.repo.saveDeliveries(rows)
+    this.onEmitted()
+  }
+}

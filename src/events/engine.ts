@@ -1,0 +1,259 @@
+// The delivery engine: finds due pending deliveries and sends them, signed with the
+// subscription's current secret. Targets are served concurrently (one lane per
+// subscription, a global bound on attempts in flight), so a slow or dead target only ever
+// delays itself. Due-ness comes from the injected clock; a timer polls, `runDue` lets tests
+// drive it. With several instances, a claim per (delivery, attempt, row version) makes
+// exactly one of them send each attempt.
+import type { Logger } from 'pino'
+import type { Clock } from '../clock.js'
+import type { Coord } from '../coord/coord.js'
+import type { Stage } from '../stages.js'
+import type { TenantRepo } from '../store/tenants.js'
+import type { Mailer } from './mailer.js'
+import type { Delivery, EventRepo, Subscription } from './repo.js'
+import { post } from './send.js'
+import { signatureHeader } from './signing.js'
+import { isPrivateTarget } from './targets.js'
+
+export interface EngineOptions {
+  /** Delays before retries 1-4 (EVENT_RETRY_DELAYS_MS). */
+  retryDelaysMs: readonly number[]
+  timeoutMs: number
+  /** Consecutive exhausted deliveries that switch a target off. */
+  disableAfter: number
+  blockPrivate: boolean
+  pollMs?: number
+  /** Attempts in flight across all targets. */
+  concurrency?: number
+  /** Due deliveries fetched per target per poll. */
+  perTarget?: number
+}
+
+export class DeliveryEngine implements Stage {
+  readonly name = 'events'
+  private readonly pollMs: number
+  private readonly concurrency: number
+  private readonly perTarget: number
+  private timer: NodeJS.Timeout | null = null
+  private stopped = true
+  private polling: Promise<void> | null = null
+  private pollAgain = false
+  /** Delivery id → its queued or running attempt (resolves to 1 when one was made). */
+  private readonly inflight = new Map<string, Promise<number>>()
+  /** Subscription id → tail of its lane. */
+  private readonly lanes = new Map<number, Promise<unknown>>()
+  private readonly subLocks = new Map<number, Promise<unknown>>()
+  private active = 0
+  private readonly slotWaiters: (() => void)[] = []
+
+  constructor(
+    private readonly repo: EventRepo,
+    private readonly tenants: TenantRepo,
+    private readonly mailer: Mailer,
+    private readonly coord: Coord,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly opts: EngineOptions,
+    /** Told when a subscription changed (switched off), to drop cached lists. */
+    private readonly onSubscriptionChanged: () => Promise<void> = async () => {},
+  ) {
+    this.pollMs = opts.pollMs ?? 1000
+    this.concurrency = opts.concurrency ?? 16
+    this.perTarget = opts.perTarget ?? 50
+  }
+
+  start(): void {
+    if (!this.stopped) return
+    this.stopped = false
+    this.timer = setInterval(() => this.wake(), this.pollMs)
+    this.timer.unref()
+    this.wake()
+  }
+
+  /** Stops polling and waits for attempts in flight (each bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    await this.polling?.catch(() => {})
+    await Promise.allSettled([...this.inflight.values()])
+    this.mailer.close()
+  }
+
+  /** Look for due deliveries soon (after an emit or a manual retry) instead of at the next poll. */
+  wake(): void {
+    if (this.stopped) return
+    if (this.polling) {
+      this.pollAgain = true
+      return
+    }
+    this.polling = (async () => {
+      do {
+        this.pollAgain = false
+        try {
+          for (const d of await this.due()) if (!this.inflight.has(d.id)) void this.dispatch(d)
+        } catch (err) {
+          if (!this.stopped) this.log.error({ err }, 'event delivery poll failed')
+        }
+      } while (this.pollAgain && !this.stopped)
+    })().finally(() => {
+      this.polling = null
+    })
+  }
+
+  /**
+   * Sends every delivery due now and waits for those attempts (also ones the timer already
+   * started). Returns the number of attempts made.
+   */
+  async runDue(): Promise<number> {
+    const rows = await this.due()
+    const n = await Promise.all(rows.map((d) => this.inflight.get(d.id) ?? this.dispatch(d)))
+    return n.reduce((a, b) => a + b, 0)
+  }
+
+  /** Resolves once no poll and no attempt is running (tests settle on it before moving time). */
+  async idle(): Promise<void> {
+    while (this.polling || this.inflight.size > 0) {
+      await this.polling?.catch(() => {})
+      await Promise.allSettled([...this.inflight.values()])
+      // Let `finally` handlers that drop settled attempts run.
+      await new Promise((r) => setImmediate(r))
+    }
+  }
+
+  private due(): Promise<Delivery[]> {
+    return this.repo.dueDeliveries(this.clock.now(), this.perTarget)
+  }
+
+  private dispatch(d: Delivery): Promise<number> {
+    const prev = this.lanes.get(d.subscription_id) ?? Promise.resolve()
+    const run = prev
+      .then(() => this.withSlot(() => this.attempt(d.id)))
+      .catch((err: unknown) => {
+        this.log.error({ err, delivery: d.id }, 'event delivery attempt failed')
+        return 0
+      })
+    this.inflight.set(d.id, run)
+    const tail: Promise<unknown> = run.finally(() => {
+      this.inflight.delete(d.id)
+      if (this.lanes.get(d.subscription_id) === tail) this.lanes.delete(d.subscription_id)
+    })
+    this.lanes.set(d.subscription_id, tail)
+    return run
+  }
+
+  private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.active >= this.concurrency) await new Promise<void>((r) => this.slotWaiters.push(r))
+    this.active++
+    try {
+      return await fn()
+    } finally {
+      this.active--
+      this.slotWaiters.shift()?.()
+    }
+  }
+
+  /** One attempt of one delivery, read fresh: a lane may have waited behind a slow one. */
+  private async attempt(id: string): Promise<number> {
+    if (this.stopped) return 0
+    const d = await this.repo.getDelivery(id)
+    const now = this.clock.now()
+    if (!d || d.status !== 'pending' || d.next_attempt_at === null || d.next_attempt_at > now)
+      return 0
+    // Read per attempt, so a rotated secret signs the very next attempt.
+    const sub = await this.repo.getSubscription(d.subscription_id)
+    if (!sub || !sub.enabled) return 0
+    const attemptNo = d.attempts + 1
+    const claimTtl = this.opts.timeoutMs + 60_000
+    if (!(await this.coord.claim(`delivery:${d.id}:${attemptNo}:${d.version}`, claimTtl))) return 0
+
+    const t = Math.floor(now / 1000)
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Meterflow-Events/1',
+      'x-service-signature': signatureHeader(sub.signing_secret, t, d.body),
+      'x-service-event': d.event,
+      'x-service-delivery': d.id,
+    }
+    const outcome =
+      this.opts.blockPrivate && (await isPrivateTarget(sub.url))
+        ? {
+            status: null,
+            error: 'refused: private or loopback target (EVENT_BLOCK_PRIVATE_TARGETS=1)',
+          }
+        : await post(sub.url, headers, d.body, this.opts.timeoutMs)
+
+    const after = this.clock.now()
+    const next: Delivery = {
+      ...d,
+      attempts: attemptNo,
+      last_status_code: outcome.status,
+      last_error: outcome.error,
+    }
+    const maxAttempts = 1 + this.opts.retryDelaysMs.length
+    if (outcome.error === null) {
+      Object.assign(next, { status: 'delivered', next_attempt_at: null, exhausted: false })
+    } else if (attemptNo >= maxAttempts) {
+      Object.assign(next, { status: 'failed', next_attempt_at: null, exhausted: true })
+    } else {
+      next.next_attempt_at = after + this.opts.retryDelaysMs[attemptNo - 1]!
+    }
+    await this.repo.saveDeliveries([next])
+    if (next.status === 'delivered') await this.settle(sub.id, 'delivered')
+    else if (next.status === 'failed') await this.settle(sub.id, 'exhausted')
+    return 1
+  }
+
+  /** Keeps the consecutive-exhausted counter; switches the target off at the threshold. */
+  private settle(subId: number, result: 'delivered' | 'exhausted'): Promise<void> {
+    const prev = this.subLocks.get(subId) ?? Promise.resolve()
+    const run = prev.then(async () => {
+      const sub = await this.repo.getSubscription(subId)
+      if (!sub) return
+      if (result === 'delivered') {
+        if (sub.consecutive_failures !== 0)
+          await this.repo.saveSubscription({ ...sub, consecutive_failures: 0 })
+        return
+      }
+      const failures = sub.consecutive_failures + 1
+      const switchOff = sub.enabled && failures >= this.opts.disableAfter
+      await this.repo.saveSubscription({
+        ...sub,
+        consecutive_failures: failures,
+        enabled: sub.enabled && !switchOff,
+      })
+      if (switchOff) {
+        await this.onSubscriptionChanged()
+        await this.mailOwners(sub, failures)
+      }
+    })
+    const tail = run.catch(() => {})
+    this.subLocks.set(subId, tail)
+    void tail.finally(() => {
+      if (this.subLocks.get(subId) === tail) this.subLocks.delete(subId)
+    })
+    return run
+  }
+
+  private async mailOwners(sub: Subscription, failures: number): Promise<void> {
+    const owners = (await this.tenants.listUsers(sub.workspace_id)).filter((u) => u.owner)
+    const subject = `Event webhook switched off: ${sub.url}`
+    const body =
+      `The event webhook ${sub.url} (subscription ${sub.id}) of workspace ${sub.workspace_id} ` +
+      `was switched off after ${failures} consecutive deliveries failed all ` +
+      `${1 + this.opts.retryDelaysMs.length} attempts.\n\n` +
+      `Fix the receiver, then switch the subscription on again ` +
+      `(PATCH /admin/v1/event-subscriptions/${sub.id} {"enabled": true}). Failed deliveries ` +
+      `can be sent again from the delivery log (POST /admin/v1/deliveries/{id}/retry).\n`
+    await this.mailer.send(
+      sub.workspace_id,
+      owners.map((u) => u.email),
+      subject,
+      body,
+    )
+    this.log.warn(
+      { subscription: sub.id, workspace: sub.workspace_id },
+      'event webhook switched off',
+    )
+  }
+}

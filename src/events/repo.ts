@@ -1,0 +1,214 @@
+// Event subscriptions, deliveries and owner mails in ClickHouse. Rows are versioned
+// (ReplacingMergeTree): every change inserts the whole row again with a higher version and
+// reads use FINAL, so a delivery's state is one row however often it was attempted.
+import { chTime, parseChTime, type Sql } from '../store/sql.js'
+import type { Store } from '../store/store.js'
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+export interface Subscription {
+  id: number
+  workspace_id: number
+  url: string
+  events: string[]
+  enabled: boolean
+  signing_secret: string
+  consecutive_failures: number
+  created_at: number
+}
+
+export interface Delivery {
+  id: string
+  workspace_id: number
+  subscription_id: number
+  event: string
+  /** The exact body bytes that are signed and sent (UTF-8 JSON). */
+  body: string
+  status: DeliveryStatus
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  /** Epoch ms; null once delivered or failed. */
+  next_attempt_at: number | null
+  /** All five attempts of the current series failed. */
+  exhausted: boolean
+  created_at: number
+  version: number
+}
+
+export interface Mail {
+  workspace_id: number
+  id: number
+  to: string
+  subject: string
+  body: string
+  created_at: number
+}
+
+const msOrNull = (v: unknown) => (v === null || v === undefined ? null : parseChTime(String(v)))
+const chOrNull = (ms: number | null) => (ms === null ? null : chTime(ms))
+
+function subscriptionFromRow(r: Record<string, any>): Subscription {
+  return {
+    id: Number(r.id),
+    workspace_id: Number(r.workspace_id),
+    url: r.url,
+    events: r.events,
+    enabled: Number(r.enabled) === 1,
+    signing_secret: r.signing_secret,
+    consecutive_failures: Number(r.consecutive_failures),
+    created_at: parseChTime(r.created_at),
+  }
+}
+
+function deliveryFromRow(r: Record<string, any>): Delivery {
+  return {
+    id: r.id,
+    workspace_id: Number(r.workspace_id),
+    subscription_id: Number(r.subscription_id),
+    event: r.event,
+    body: r.body,
+    status: r.status,
+    attempts: Number(r.attempts),
+    last_status_code: r.last_status_code === null ? null : Number(r.last_status_code),
+    last_error: r.last_error,
+    next_attempt_at: msOrNull(r.next_attempt_at),
+    exhausted: Number(r.exhausted) === 1,
+    created_at: parseChTime(r.created_at),
+    version: Number(r.version),
+  }
+}
+
+function mailFromRow(r: Record<string, any>): Mail {
+  return {
+    workspace_id: Number(r.workspace_id),
+    id: Number(r.id),
+    to: r.to,
+    subject: r.subject,
+    body: r.body,
+    created_at: parseChTime(r.created_at),
+  }
+}
+
+export class EventRepo {
+  private readonly sql: Sql
+  constructor(private readonly store: Store) {
+    this.sql = store.sql
+  }
+
+  nextSubscriptionId(): Promise<number> {
+    return this.store.nextId('event_subscriptions')
+  }
+
+  async saveSubscription(sub: Subscription): Promise<void> {
+    await this.sql.insertJsonEachRow(
+      'event_subscriptions',
+      JSON.stringify({
+        ...sub,
+        enabled: sub.enabled ? 1 : 0,
+        created_at: chTime(sub.created_at),
+        version: this.store.version(),
+      }),
+    )
+  }
+
+  async getSubscription(id: number): Promise<Subscription | null> {
+    const [r] = await this.sql.query(
+      'SELECT * FROM event_subscriptions FINAL WHERE id = {id:UInt64}',
+      { id },
+    )
+    return r ? subscriptionFromRow(r) : null
+  }
+
+  async listSubscriptions(workspaceId: number): Promise<Subscription[]> {
+    return (
+      await this.sql.query(
+        'SELECT * FROM event_subscriptions FINAL WHERE workspace_id = {ws:UInt64} ORDER BY id',
+        { ws: workspaceId },
+      )
+    ).map(subscriptionFromRow)
+  }
+
+  /** Writes new deliveries, or new states of existing ones, in one insert. */
+  async saveDeliveries(ds: readonly Delivery[]): Promise<void> {
+    if (ds.length === 0) return
+    let rows = ''
+    for (const d of ds) {
+      d.version = this.store.version()
+      rows +=
+        JSON.stringify({
+          ...d,
+          exhausted: d.exhausted ? 1 : 0,
+          next_attempt_at: chOrNull(d.next_attempt_at),
+          created_at: chTime(d.created_at),
+        }) + '\n'
+    }
+    await this.sql.insertJsonEachRow('event_deliveries', rows)
+  }
+
+  async getDelivery(id: string): Promise<Delivery | null> {
+    const [r] = await this.sql.query(
+      'SELECT * FROM event_deliveries FINAL WHERE id = {id:String}',
+      { id },
+    )
+    return r ? deliveryFromRow(r) : null
+  }
+
+  /**
+   * Pending deliveries of enabled subscriptions whose next attempt is due at `now`, oldest
+   * due first, at most `perTarget` per subscription so a target with a backlog cannot crowd
+   * out the others.
+   */
+  async dueDeliveries(now: number, perTarget: number, limit = 5000): Promise<Delivery[]> {
+    return (
+      await this.sql.query(
+        `SELECT * FROM event_deliveries FINAL
+         WHERE status = 'pending' AND next_attempt_at <= {now:DateTime64(3, 'UTC')}
+           AND subscription_id IN (SELECT id FROM event_subscriptions FINAL WHERE enabled = 1)
+         ORDER BY next_attempt_at, created_at, id
+         LIMIT {per:UInt32} BY subscription_id
+         LIMIT {limit:UInt32}`,
+        { now: chTime(now), per: perTarget, limit },
+      )
+    ).map(deliveryFromRow)
+  }
+
+  /** The earliest next attempt of any pending delivery (epoch ms), or null. */
+  async nextDue(): Promise<number | null> {
+    const [r] = await this.sql.query<{ n: string; t: string }>(
+      `SELECT count() AS n, min(next_attempt_at) AS t FROM event_deliveries FINAL WHERE status = 'pending'`,
+    )
+    return r && Number(r.n) > 0 ? parseChTime(r.t) : null
+  }
+
+  /** Newest first (ids are UUIDv7, so they break ties of the same millisecond in order). */
+  async listDeliveries(subscriptionId: number, limit: number): Promise<Delivery[]> {
+    return (
+      await this.sql.query(
+        `SELECT * FROM event_deliveries FINAL WHERE subscription_id = {sub:UInt64}
+         ORDER BY created_at DESC, id DESC LIMIT {limit:UInt32}`,
+        { sub: subscriptionId, limit },
+      )
+    ).map(deliveryFromRow)
+  }
+
+  async addMails(mails: Omit<Mail, 'id'>[]): Promise<Mail[]> {
+    const out: Mail[] = []
+    for (const m of mails) out.push({ ...m, id: await this.store.nextId('mails') })
+    if (out.length)
+      await this.sql.insertJsonEachRow(
+        'mails',
+        out.map((m) => JSON.stringify({ ...m, created_at: chTime(m.created_at) })).join('\n'),
+      )
+    return out
+  }
+
+  async listMails(workspaceId: number): Promise<Mail[]> {
+    return (
+      await this.sql.query(
+        'SELECT * FROM mails FINAL WHERE workspace_id = {ws:UInt64} ORDER BY created_at DESC, id DESC',
+        { ws: workspaceId },
+      )
+    ).map(mailFromRow)
+  }
+}
