@@ -1,0 +1,83 @@
+// Operator API: alert rules and alerts (operator-api.md, "Alerts"; docs/alerts.md).
+import { Type } from '@sinclair/typebox'
+import { validationError } from '../errors.js'
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { check } from '../http/validate.js'
+import { AlertRepo, alertView, type AlertRuleType } from '../scheduler/alerts.js'
+import type { Services } from '../services.js'
+import { CANONICAL_STATUSES } from './profiles.js'
+import { adminRoute, idParam, notFound } from './guard.js'
+
+const QUALITY_FLAGS = [
+  'unit_mismatch',
+  'negative_consumption',
+  'implausible_rate',
+  'saldo_mismatch',
+  'saldo_decrease',
+  'rollover_wrap',
+  'meter_exchange',
+] as const
+
+const literals = (xs: readonly string[]) => Type.Union(xs.map((x) => Type.Literal(x)))
+const RuleBase = Type.Object(
+  { type: literals(['no_data', 'status', 'quality']), params: Type.Optional(Type.Unknown()) },
+  { additionalProperties: false },
+)
+const NoDataParams = Type.Object(
+  { after_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 525_600 })) },
+  { additionalProperties: false },
+)
+const StatusParams = Type.Object(
+  { statuses: Type.Array(literals(CANONICAL_STATUSES), { minItems: 1, uniqueItems: true }) },
+  { additionalProperties: false },
+)
+const QualityParams = Type.Object(
+  { flags: Type.Array(literals(QUALITY_FLAGS), { minItems: 1, uniqueItems: true }) },
+  { additionalProperties: false },
+)
+const ResolveBody = Type.Object({ by: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false })
+
+export function registerAlertAdmin(router: Router, s: Services): void {
+  const repo = new AlertRepo(s)
+  const workspace = async (ws: number) => (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
+
+  adminRoute(router, s, 'POST', '/workspaces/:ws/alert-rules', async (req) => {
+    const ws = idParam(req, 'ws')
+    await workspace(ws)
+    const b = check(RuleBase, req.json())
+    const raw = b.params ?? {}
+    const schema = b.type === 'no_data' ? NoDataParams : b.type === 'status' ? StatusParams : QualityParams
+    const params = check(schema, raw, 'params') as Record<string, unknown>
+    const rule = await repo.createRule(ws, b.type as AlertRuleType, params)
+    return json(201, { data: { id: rule.id, type: rule.type, params: rule.params } })
+  })
+
+  adminRoute(router, s, 'GET', '/workspaces/:ws/alert-rules', async (req) => {
+    const ws = idParam(req, 'ws')
+    await workspace(ws)
+    return json(200, { data: (await repo.rules(ws)).map((r) => ({ id: r.id, type: r.type, params: r.params })) })
+  })
+
+  adminRoute(router, s, 'GET', '/workspaces/:ws/alerts', async (req) => {
+    const ws = idParam(req, 'ws')
+    await workspace(ws)
+    const state = req.query.get('state')
+    if (state !== null && state !== 'open' && state !== 'resolved')
+      throw validationError({ state: ['The state parameter must be open or resolved.'] })
+    const rules = new Map((await repo.rules(ws)).map((r) => [r.id, r]))
+    const alerts = await repo.list(ws, state ?? undefined)
+    return json(200, { data: alerts.map((a) => alertView(a, rules.get(a.rule_id))) })
+  })
+
+  adminRoute(router, s, 'POST', '/alerts/:id/resolve', async (req) => {
+    const id = idParam(req, 'id')
+    const a = (await repo.get(id)) ?? notFound('alert', id)
+    const b = req.body.length ? check(ResolveBody, req.json()) : {}
+    const rule = (await repo.rules(a.workspace_id)).find((r) => r.id === a.rule_id) ?? null
+    if (a.state === 'resolved') return json(200, { data: alertView(a, rule) })
+    const meter = await s.meters.byId(a.workspace_id, a.meter_id)
+    const next = await repo.resolve(a, b.by ?? 'member', s.clock.now(), rule, meter)
+    return json(200, { data: alertView(next, rule) })
+  })
+}

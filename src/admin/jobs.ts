@@ -1,0 +1,32 @@
+// Operator API: jobs (operator-api.md, "Scheduler and jobs").
+import { Type } from '@sinclair/typebox'
+import { validationError } from '../errors.js'
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { check } from '../http/validate.js'
+import { backfillReadingQuality } from '../jobs/backfill.js'
+import type { Services } from '../services.js'
+import { adminRoute } from './guard.js'
+
+const BackfillBody = Type.Object(
+  {
+    workspace_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    meter_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+)
+
+export function registerJobAdmin(router: Router, s: Services): void {
+  adminRoute(router, s, 'POST', '/jobs/backfill-reading-quality', async (req) => {
+    const b = req.body.length ? check(BackfillBody, req.json()) : {}
+    if (b.workspace_id !== undefined && !(await s.tenants.getWorkspace(b.workspace_id)))
+      throw validationError({ workspace_id: [`No workspace ${b.workspace_id}.`] })
+    if (b.meter_id !== undefined) {
+      const m = await s.meters.findAnyById(b.meter_id)
+      if (!m || (b.workspace_id !== undefined && m.workspace_id !== b.workspace_id))
+        throw validationError({ meter_id: [`No meter ${b.meter_id}${b.workspace_id !== undefined ? ' in this workspace' : ''}.`] })
+    }
+    const out = await backfillReadingQuality(s, { workspaceId: b.workspace_id, meterId: b.meter_id })
+    return json(200, { data: out })
+  })
+}

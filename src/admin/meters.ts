@@ -1,0 +1,139 @@
+// Operator API: meters (operator-api.md, "Meters"): lifecycle, profile confirmation, the
+// wM-Bus key (never returned) and meter exchanges.
+import { Type } from '@sinclair/typebox'
+import { validationError } from '../errors.js'
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { check } from '../http/validate.js'
+import { meterView } from '../api/meter-view.js'
+import type { Services } from '../services.js'
+import { LIFECYCLE_STATES, type Meter } from '../store/meters.js'
+import { chTime, isoFromCh, parseChTime, type Sql } from '../store/sql.js'
+import { latestStatuses } from '../store/status.js'
+import { parseIso } from '../webhooks/mapping.js'
+import { adminRoute, idParam, notFound } from './guard.js'
+
+const LifecycleBody = Type.Object(
+  { state: Type.Union(LIFECYCLE_STATES.map((s) => Type.Literal(s))) },
+  { additionalProperties: false },
+)
+const ProfileBody = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 64 }), version: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: false },
+)
+const WmbusKeyBody = Type.Object(
+  { key: Type.Union([Type.String({ pattern: '^[0-9a-fA-F]{32}$' }), Type.Null()]) },
+  { additionalProperties: false },
+)
+const NullableNumber = Type.Union([Type.Number(), Type.Null()])
+const ExchangeBody = Type.Object(
+  {
+    exchanged_at: Type.String({ minLength: 1, maxLength: 64 }),
+    old_final_value: Type.Optional(NullableNumber),
+    new_initial_value: Type.Optional(NullableNumber),
+  },
+  { additionalProperties: false },
+)
+
+export interface StoredExchange {
+  id: number
+  meter_id: number
+  exchanged_at: string
+  old_final_value: number | null
+  new_initial_value: number | null
+  created_at: string
+}
+
+/** A meter's recorded exchanges, oldest first (values in the meter's unit). */
+export async function listExchanges(sql: Sql, ws: number, meterId: number): Promise<StoredExchange[]> {
+  const rows = await sql.query<Record<string, any>>(
+    `SELECT * FROM meter_exchanges FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
+     ORDER BY exchanged_at, id`,
+    { ws, m: meterId },
+  )
+  return rows.map((r) => ({
+    id: Number(r.id),
+    meter_id: Number(r.meter_id),
+    exchanged_at: isoFromCh(r.exchanged_at)!,
+    old_final_value: r.old_final_value === null ? null : Number(r.old_final_value),
+    new_initial_value: r.new_initial_value === null ? null : Number(r.new_initial_value),
+    created_at: isoFromCh(r.created_at)!,
+  }))
+}
+
+/** The Meter response object of api-v1.md for one stored meter. */
+export async function meterResponse(s: Services, m: Meter) {
+  const profile = await s.profiles.get(m.workspace_id, m.profile_key, m.profile_version)
+  const group = m.group_id !== null ? await s.groups.get(m.workspace_id, m.group_id) : null
+  const status = (await latestStatuses(s.store.sql, m.workspace_id, [m.id])).get(m.id) ?? null
+  return meterView(m, profile, group, status)
+}
+
+export function registerMeterAdmin(router: Router, s: Services): void {
+  const meter = async (id: number) => (await s.meters.findAnyById(id)) ?? notFound('meter', id)
+
+  adminRoute(router, s, 'PUT', '/meters/:meter/lifecycle', async (req) => {
+    const m = await meter(idParam(req, 'meter'))
+    const b = check(LifecycleBody, req.json())
+    const next: Meter =
+      b.state === m.lifecycle_state
+        ? m
+        : { ...m, lifecycle_state: b.state, lifecycle_changed_at: new Date(s.clock.now()).toISOString() }
+    if (next !== m) await s.meters.save(next)
+    return json(200, { data: await meterResponse(s, next) })
+  })
+
+  adminRoute(router, s, 'PUT', '/meters/:meter/profile', async (req) => {
+    const m = await meter(idParam(req, 'meter'))
+    const b = check(ProfileBody, req.json())
+    const latest = await s.profiles.get(m.workspace_id, b.key)
+    if (!latest) throw validationError({ key: [`No profile with key ${b.key} in this workspace.`] })
+    const p = b.version === undefined ? latest : await s.profiles.get(m.workspace_id, b.key, b.version)
+    if (!p) throw validationError({ version: [`Profile ${b.key} has no version ${b.version}.`] })
+    const next: Meter = { ...m, profile_key: p.key, profile_version: p.version, profile_needs_review: false }
+    await s.meters.save(next)
+    return json(200, { data: await meterResponse(s, next) })
+  })
+
+  adminRoute(router, s, 'PUT', '/meters/:meter/wmbus-key', async (req) => {
+    const m = await meter(idParam(req, 'meter'))
+    const b = check(WmbusKeyBody, req.json())
+    const next: Meter = { ...m, wmbus_key: b.key === null ? null : b.key.toLowerCase() }
+    await s.meters.save(next)
+    return json(200, { data: { meter_id: m.id, has_key: next.wmbus_key !== null } })
+  })
+
+  adminRoute(router, s, 'POST', '/meters/:meter/exchanges', async (req) => {
+    const m = await meter(idParam(req, 'meter'))
+    const b = check(ExchangeBody, req.json())
+    const t = parseIso(b.exchanged_at)
+    if (t === null) throw validationError({ exchanged_at: ['The exchanged_at field must be an ISO 8601 date-time.'] })
+    const at = chTime(t)
+    const ex = {
+      workspace_id: m.workspace_id,
+      meter_id: m.id,
+      id: await s.store.nextId('meter_exchanges'),
+      exchanged_at: at,
+      old_final_value: b.old_final_value ?? null,
+      new_initial_value: b.new_initial_value ?? null,
+      created_at: chTime(s.clock.now()),
+    }
+    await s.store.sql.insertJsonEachRow('meter_exchanges', JSON.stringify(ex))
+    // Meter actors that cache exchanges drop them (`<ws>:<meter>`).
+    await s.coord.publish('exchanges', `${m.workspace_id}:${m.id}`).catch(() => {})
+    return json(201, {
+      data: {
+        id: ex.id,
+        meter_id: m.id,
+        exchanged_at: new Date(parseChTime(at)).toISOString(),
+        old_final_value: ex.old_final_value,
+        new_initial_value: ex.new_initial_value,
+      },
+    })
+  })
+
+  adminRoute(router, s, 'GET', '/meters/:meter/exchanges', async (req) => {
+    const m = await meter(idParam(req, 'meter'))
+    return json(200, { data: await listExchanges(s.store.sql, m.workspace_id, m.id) })
+  })
+}

@@ -1,0 +1,95 @@
+// Operator API: webhook ingest endpoints (operator-api.md, "Webhook ingest endpoints").
+// The token appears only in the create and rotate-token responses; a hash is stored.
+import { Type } from '@sinclair/typebox'
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { check } from '../http/validate.js'
+import type { Services } from '../services.js'
+import { compileMapping } from '../webhooks/mapping.js'
+import {
+  hashWebhookToken,
+  newEndpointId,
+  newWebhookToken,
+  type WebhookEndpoint,
+  type WebhookRepo,
+} from '../webhooks/repo.js'
+import { adminRoute, idParam, notFound } from './guard.js'
+
+const EndpointCreate = Type.Object(
+  {
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    mapping: Type.Unknown(),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+const EndpointPatch = Type.Object(
+  {
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    mapping: Type.Optional(Type.Unknown()),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+
+export const endpointView = (ep: WebhookEndpoint) => ({
+  id: ep.id,
+  name: ep.name,
+  enabled: ep.enabled,
+  mapping: ep.mapping,
+  path: `/api/v1/webhooks/${ep.id}`,
+  created_at: ep.created_at,
+})
+
+export function registerWebhookAdmin(router: Router, s: Services): void {
+  const repo = () => s.webhooks as WebhookRepo
+  const endpoint = async (id: string) => {
+    const ep = id.length <= 64 ? await repo().get(id) : null
+    return ep ?? notFound('webhook endpoint', id)
+  }
+
+  adminRoute(router, s, 'POST', '/workspaces/:ws/webhook-endpoints', async (req) => {
+    const ws = idParam(req, 'ws')
+    if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
+    const b = check(EndpointCreate, req.json())
+    const mapping = compileMapping(b.mapping)
+    const token = newWebhookToken()
+    const ep = await repo().save({
+      id: newEndpointId(),
+      workspace_id: ws,
+      name: b.name ?? null,
+      token_hash: hashWebhookToken(token),
+      enabled: b.enabled ?? true,
+      mapping: mapping.def,
+      created_at: new Date(s.clock.now()).toISOString(),
+    })
+    return json(201, { data: { ...endpointView(ep), token } })
+  })
+
+  adminRoute(router, s, 'GET', '/workspaces/:ws/webhook-endpoints', async (req) => {
+    const ws = idParam(req, 'ws')
+    if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
+    return json(200, { data: (await repo().list(ws)).map(endpointView) })
+  })
+
+  adminRoute(router, s, 'GET', '/webhook-endpoints/:id', async (req) =>
+    json(200, { data: endpointView(await endpoint(req.params.id ?? '')) }),
+  )
+
+  adminRoute(router, s, 'PATCH', '/webhook-endpoints/:id', async (req) => {
+    const ep = await endpoint(req.params.id ?? '')
+    const b = check(EndpointPatch, req.json())
+    const next = { ...ep }
+    if (b.mapping !== undefined) next.mapping = compileMapping(b.mapping).def
+    if (b.enabled !== undefined) next.enabled = b.enabled
+    if (b.name !== undefined) next.name = b.name
+    return json(200, { data: endpointView(await repo().save(next)) })
+  })
+
+  adminRoute(router, s, 'POST', '/webhook-endpoints/:id/rotate-token', async (req) => {
+    const ep = await endpoint(req.params.id ?? '')
+    const token = newWebhookToken()
+    await repo().save({ ...ep, token_hash: hashWebhookToken(token) })
+    return json(200, { data: { token } })
+  })
+}

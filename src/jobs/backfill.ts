@@ -1,0 +1,106 @@
+// Backfill of reading quality (operator-api.md, "Scheduler and jobs"): recomputes the
+// canonical value (units of the meter's family only; otherwise canonical null and
+// `unit_mismatch`) and the quality flags of stored readings with the same rules the ingest
+// path uses (computeFlags), and stores a new version only of rows that changed.
+import { computeFlags, type QualityFlag, type TimelineReading } from '../actors/quality/index.js'
+import { listExchanges } from '../admin/meters.js'
+import { canonicalize, isUnit, toCanonical } from '../ingest/units.js'
+import type { Services } from '../services.js'
+import type { Meter } from '../store/meters.js'
+import { parseChTime } from '../store/sql.js'
+
+const WRITE_CHUNK = 5000
+
+interface StoredRow {
+  workspace_id: string
+  meter_id: string
+  kind: 'consumption' | 'saldo'
+  recorded_at: string
+  value: number
+  unit: string | null
+  canonical_value: number | null
+  canonical_unit: string | null
+  quality_flags: string[]
+  raw_payload: string
+  ingested_at: string
+  version: string
+}
+
+const sameArr = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** Rewrites one meter's readings where they changed; returns how many rows were rewritten. */
+export async function backfillMeter(s: Services, m: Meter): Promise<number> {
+  await s.store.flush()
+  const rows = await s.store.sql.query<StoredRow>(
+    `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} ORDER BY recorded_at, kind`,
+    { ws: m.workspace_id, m: m.id },
+  )
+  if (!rows.length) return 0
+  const canon = (v: number | null) => (v !== null && isUnit(m.unit) ? toCanonical(v, m.unit) : v)
+  const exchanges = (await listExchanges(s.store.sql, m.workspace_id, m.id)).map((e) => ({
+    exchangedAt: Date.parse(e.exchanged_at),
+    oldFinalValue: canon(e.old_final_value),
+    newInitialValue: canon(e.new_initial_value),
+  }))
+  const timeline: TimelineReading[] = []
+  const canonical = rows.map((r) => {
+    const c = isUnit(r.unit)
+      ? canonicalize(Number(r.value), r.unit, m.unit)
+      : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
+    timeline.push({
+      kind: r.kind,
+      recordedAt: parseChTime(r.recorded_at),
+      canonicalValue: c.canonicalValue,
+      unitMismatch: c.unitMismatch,
+      flags: [],
+    })
+    return c
+  })
+  const flags: QualityFlag[][] = computeFlags(timeline, {
+    rolloverMax: canon(m.rollover_max),
+    expectedIntervalMinutes: m.expected_interval_minutes,
+    exchanges,
+  })
+  const changed: string[] = []
+  const version = s.store.version()
+  rows.forEach((r, i) => {
+    const c = canonical[i]!
+    const f = flags[i]!
+    const storedValue = r.canonical_value === null ? null : Number(r.canonical_value)
+    if (storedValue === c.canonicalValue && r.canonical_unit === c.canonicalUnit && sameArr(r.quality_flags, f)) return
+    changed.push(
+      JSON.stringify({
+        ...r,
+        canonical_value: c.canonicalValue,
+        canonical_unit: c.canonicalUnit,
+        quality_flags: f,
+        version,
+      }),
+    )
+  })
+  for (let i = 0; i < changed.length; i += WRITE_CHUNK)
+    await s.store.sql.insertJsonEachRow('readings', changed.slice(i, i + WRITE_CHUNK).join('\n'))
+  // Meter actors holding this meter's timeline in memory reload it.
+  if (changed.length) await s.coord.publish('readings-rewritten', `${m.workspace_id}:${m.id}`).catch(() => {})
+  return changed.length
+}
+
+export async function backfillReadingQuality(
+  s: Services,
+  opts: { workspaceId?: number; meterId?: number },
+): Promise<{ readings_rewritten: number }> {
+  let meters: Meter[]
+  if (opts.meterId !== undefined) {
+    const m = opts.workspaceId !== undefined
+      ? await s.meters.byId(opts.workspaceId, opts.meterId)
+      : await s.meters.findAnyById(opts.meterId)
+    meters = m ? [m] : []
+  } else if (opts.workspaceId !== undefined) meters = await s.meters.list(opts.workspaceId)
+  else {
+    meters = []
+    for (const w of await s.tenants.listWorkspaces()) meters.push(...(await s.meters.list(w.id)))
+  }
+  let n = 0
+  for (const m of meters) n += await backfillMeter(s, m)
+  return { readings_rewritten: n }
+}

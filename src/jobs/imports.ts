@@ -1,0 +1,174 @@
+// Imports of historical readings (operator-api.md, "Imports and transfers"): an NDJSON body,
+// one reportData item per line, runs the ordinary ingest path (no rate limit) in chunks in
+// the background, then emits `import.completed`. Every line is parsed before anything is
+// ingested, so a line that is not a JSON object fails the import with nothing stored; a
+// schema violation found by the pipeline fails the import at that chunk (earlier chunks
+// stay stored: they are ordinary, idempotent readings) with an error naming the line.
+import { ApiError } from '../errors.js'
+import type { Services } from '../services.js'
+import { chTime, isoFromCh } from '../store/sql.js'
+
+export const IMPORT_CHUNK = 1000
+
+export interface ImportRecord {
+  id: number
+  workspace_id: number
+  status: 'running' | 'completed' | 'failed'
+  accepted: number
+  duplicates: number
+  rejected: number
+  error: string | null
+  created_at: string
+  finished_at: string | null
+}
+
+export const importView = (r: ImportRecord) => ({
+  id: r.id,
+  workspace_id: r.workspace_id,
+  status: r.status,
+  accepted: r.accepted,
+  duplicates: r.duplicates,
+  rejected: r.rejected,
+  error: r.error,
+  created_at: r.created_at,
+  finished_at: r.finished_at,
+})
+
+export class ImportRunner {
+  private readonly running = new Set<Promise<void>>()
+
+  constructor(private readonly s: Services) {}
+
+  async save(r: ImportRecord): Promise<void> {
+    await this.s.store.sql.insertJsonEachRow(
+      'imports',
+      JSON.stringify({
+        ...r,
+        created_at: chTime(Date.parse(r.created_at)),
+        finished_at: r.finished_at ? chTime(Date.parse(r.finished_at)) : null,
+        version: this.s.store.version(),
+      }),
+    )
+  }
+
+  async get(id: number): Promise<ImportRecord | null> {
+    const [r] = await this.s.store.sql.query<Record<string, any>>(
+      'SELECT * FROM imports FINAL WHERE id = {id:UInt64} LIMIT 1',
+      { id },
+    )
+    if (!r) return null
+    return {
+      id: Number(r.id),
+      workspace_id: Number(r.workspace_id),
+      status: r.status,
+      accepted: Number(r.accepted),
+      duplicates: Number(r.duplicates),
+      rejected: Number(r.rejected),
+      error: r.error,
+      created_at: isoFromCh(r.created_at)!,
+      finished_at: isoFromCh(r.finished_at),
+    }
+  }
+
+  /** Imports left `running` by a process that stopped are marked failed at start. */
+  async failInterrupted(): Promise<void> {
+    const rows = await this.s.store.sql.query<{ id: string }>(
+      "SELECT id FROM imports FINAL WHERE status = 'running'",
+    )
+    for (const { id } of rows) {
+      const r = await this.get(Number(id))
+      if (r) await this.finish(r, 'failed', 'The import was interrupted by a restart.')
+    }
+  }
+
+  private async finish(r: ImportRecord, status: 'completed' | 'failed', error: string | null): Promise<void> {
+    const done: ImportRecord = { ...r, status, error, finished_at: new Date(this.s.clock.now()).toISOString() }
+    await this.save(done)
+    await this.s.outbox.emit(r.workspace_id, 'import.completed', {
+      import_id: r.id,
+      status,
+      accepted: r.accepted,
+      duplicates: r.duplicates,
+      rejected: r.rejected,
+      ...(error ? { error } : {}),
+    })
+  }
+
+  async start(ws: number, body: Buffer): Promise<ImportRecord> {
+    const r: ImportRecord = {
+      id: await this.s.store.nextId('imports'),
+      workspace_id: ws,
+      status: 'running',
+      accepted: 0,
+      duplicates: 0,
+      rejected: 0,
+      error: null,
+      created_at: new Date(this.s.clock.now()).toISOString(),
+      finished_at: null,
+    }
+    await this.save(r)
+    const p = this.run({ ...r }, body).catch((err) => this.s.log.error({ err, import: r.id }, 'import failed'))
+    this.running.add(p)
+    void p.finally(() => this.running.delete(p))
+    return r
+  }
+
+  private async run(r: ImportRecord, body: Buffer): Promise<void> {
+    // Parse every line first; blank lines are skipped but keep their line numbers.
+    const items: unknown[] = []
+    const lineOf: number[] = []
+    const lines = body.toString('utf8').split('\n')
+    for (let i = 0; i < lines.length; i++) {
+      const text = lines[i]!.trim()
+      if (!text) continue
+      let v: unknown
+      try {
+        v = JSON.parse(text)
+      } catch (e) {
+        return this.finish(r, 'failed', `line ${i + 1}: not valid JSON (${(e as Error).message})`)
+      }
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        return this.finish(r, 'failed', `line ${i + 1}: must be one JSON object (a reportData item)`)
+      items.push(v)
+      lineOf.push(i + 1)
+    }
+    if (!items.length) return this.finish(r, 'failed', 'the body holds no lines')
+    for (let start = 0; start < items.length; start += IMPORT_CHUNK) {
+      const chunk = items.slice(start, start + IMPORT_CHUNK)
+      try {
+        const out = await this.s.ingest.ingest({
+          workspaceId: r.workspace_id,
+          items: chunk,
+          source: 'import',
+          errorPrefix: 'items',
+        })
+        r.accepted += out.accepted
+        r.duplicates += out.duplicates
+        r.rejected += out.rejected
+      } catch (e) {
+        return this.finish(r, 'failed', describe(e, lineOf, start))
+      }
+      await this.save(r)
+    }
+    return this.finish(r, 'completed', null)
+  }
+
+  /** Waits for running imports (shutdown). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.running])
+  }
+}
+
+/** `items.<j>.<field>: message` of a pipeline 422 → `line <n> (<field>): message`. */
+function describe(e: unknown, lineOf: number[], start: number): string {
+  if (e instanceof ApiError && e.errors) {
+    const parts = Object.entries(e.errors).map(([k, msgs]) => {
+      const m = /^items\.(\d+)(?:\.(.*))?$/.exec(k)
+      if (!m) return `${k}: ${msgs.join('; ')}`
+      const line = lineOf[start + Number(m[1])]
+      return `line ${line}${m[2] ? ` (${m[2]})` : ''}: ${msgs.join('; ')}`
+    })
+    return parts.slice(0, 5).join(' | ') + (parts.length > 5 ? ` (and ${parts.length - 5} more)` : '')
+  }
+  return e instanceof Error ? e.message : String(e)
+}

@@ -1,0 +1,220 @@
+// Scheduled transfers (operator-api.md, "Imports and transfers"): on its cron schedule
+// (evaluated with croner against the injected clock: due when the next fire time after the
+// last run has passed), a transfer POSTs the previous UTC day's consumption of its group's
+// meters (subtree included; no group = every meter) as JSON to its URL. Anything but a 2xx
+// answer emits `integration.transfer_failed`.
+import { Cron } from 'croner'
+import { deriveConsumption } from '../query/derive.js'
+import { familyOf, isUnit, toCanonical } from '../ingest/units.js'
+import type { Services } from '../services.js'
+import type { Meter } from '../store/meters.js'
+import { chTime, isoFromCh, parseChTime } from '../store/sql.js'
+import { listExchanges } from '../admin/meters.js'
+
+export interface Transfer {
+  id: number
+  workspace_id: number
+  url: string
+  cron: string
+  group_id: number | null
+  last_run_at: string | null
+  last_status: string | null
+  created_at: string
+}
+
+const DAY_MS = 86_400_000
+const TIMEOUT_MS = 10_000
+
+export function transferView(t: Transfer) {
+  return {
+    id: t.id,
+    url: t.url,
+    cron: t.cron,
+    group_id: t.group_id,
+    last_run_at: t.last_run_at,
+    last_status: t.last_status,
+    created_at: t.created_at,
+  }
+}
+
+/** Throws croner's message when the expression is not a valid cron pattern. */
+export function parseCron(expr: string): Cron {
+  return new Cron(expr, { timezone: 'UTC', paused: true })
+}
+
+export class TransferRepo {
+  constructor(private readonly s: Services) {}
+
+  private fromRow(r: Record<string, any>): Transfer {
+    return {
+      id: Number(r.id),
+      workspace_id: Number(r.workspace_id),
+      url: r.url,
+      cron: r.cron,
+      group_id: r.group_id === null ? null : Number(r.group_id),
+      last_run_at: isoFromCh(r.last_run_at),
+      last_status: r.last_status,
+      created_at: isoFromCh(r.created_at)!,
+    }
+  }
+
+  async list(ws?: number): Promise<Transfer[]> {
+    const rows = await this.s.store.sql.query<Record<string, any>>(
+      `SELECT * FROM transfers FINAL WHERE deleted = 0 ${ws !== undefined ? 'AND workspace_id = {ws:UInt64}' : ''} ORDER BY id`,
+      ws !== undefined ? { ws } : {},
+    )
+    return rows.map((r) => this.fromRow(r))
+  }
+
+  async get(id: number): Promise<Transfer | null> {
+    const [r] = await this.s.store.sql.query<Record<string, any>>(
+      'SELECT * FROM transfers FINAL WHERE id = {id:UInt64} AND deleted = 0 LIMIT 1',
+      { id },
+    )
+    return r ? this.fromRow(r) : null
+  }
+
+  async save(t: Transfer, deleted = false): Promise<void> {
+    await this.s.store.sql.insertJsonEachRow(
+      'transfers',
+      JSON.stringify({
+        ...t,
+        last_run_at: t.last_run_at ? chTime(Date.parse(t.last_run_at)) : null,
+        created_at: chTime(Date.parse(t.created_at)),
+        deleted: deleted ? 1 : 0,
+        version: this.s.store.version(),
+      }),
+    )
+  }
+}
+
+/** Whether the transfer's cron fired since its last run (or creation), at `now`. */
+export function isDue(t: Transfer, now: number): boolean {
+  const base = Date.parse(t.last_run_at ?? t.created_at)
+  const next = parseCron(t.cron).nextRun(new Date(base))
+  return next !== null && next.getTime() <= now
+}
+
+async function groupMeters(s: Services, t: Transfer): Promise<Meter[]> {
+  const meters = await s.meters.list(t.workspace_id)
+  if (t.group_id === null) return meters
+  const groups = await s.groups.list(t.workspace_id)
+  const root = groups.find((g) => g.id === t.group_id)
+  if (!root) return []
+  const inTree = new Set(groups.filter((g) => g.path.startsWith(root.path)).map((g) => g.id))
+  return meters.filter((m) => m.group_id !== null && inTree.has(m.group_id))
+}
+
+/** One meter's consumption in [from, to): consumption readings summed, else derived from saldo. */
+async function dailyConsumption(s: Services, m: Meter, from: number, to: number) {
+  const sql = s.store.sql
+  const p = { ws: m.workspace_id, m: m.id, from: chTime(from), to: chTime(to) }
+  const [c] = await sql.query<{ n: string; total: number | null }>(
+    `SELECT count() AS n, sum(canonical_value) AS total FROM readings FINAL
+     WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'consumption'
+       AND canonical_value IS NOT NULL
+       AND recorded_at >= {from:DateTime64(3, 'UTC')} AND recorded_at < {to:DateTime64(3, 'UTC')}`,
+    p,
+  )
+  const unit = familyOf(m.unit)
+  if (c && Number(c.n) > 0) return { consumption: Number(c.total), unit: unit ?? null, source: 'consumption' }
+  // Saldo: the last reading before the day plus the day's readings; intervals ending inside
+  // the day count for it.
+  const rows = await sql.query<{ at: string; v: number; u: string | null }>(
+    `SELECT at, v, u FROM (
+       SELECT recorded_at AS at, canonical_value AS v, canonical_unit AS u FROM readings FINAL
+       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo' AND canonical_value IS NOT NULL
+         AND recorded_at < {from:DateTime64(3, 'UTC')} ORDER BY recorded_at DESC LIMIT 1
+       UNION ALL
+       SELECT recorded_at AS at, canonical_value AS v, canonical_unit AS u FROM readings FINAL
+       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo' AND canonical_value IS NOT NULL
+         AND recorded_at >= {from:DateTime64(3, 'UTC')} AND recorded_at < {to:DateTime64(3, 'UTC')}
+     ) ORDER BY at`,
+    p,
+  )
+  if (rows.length < 2) return { consumption: null, unit: unit ?? (rows[0]?.u as 'kwh' | 'm3' | null) ?? null, source: 'none' }
+  const canon = (v: number | null) => (v !== null && isUnit(m.unit) ? toCanonical(v, m.unit) : v)
+  const exchanges = (await listExchanges(sql, m.workspace_id, m.id)).map((e) => ({
+    exchangedAt: Date.parse(e.exchanged_at),
+    oldFinalValue: canon(e.old_final_value),
+    newInitialValue: canon(e.new_initial_value),
+  }))
+  const derived = deriveConsumption(
+    rows.map((r) => ({ recordedAt: parseChTime(r.at), canonicalValue: Number(r.v) })),
+    {
+      rolloverMax: canon(m.rollover_max),
+      expectedIntervalMinutes: m.expected_interval_minutes,
+      exchanges,
+      interpolate: null,
+      unit: (rows[0]!.u as 'kwh' | 'm3' | null) ?? unit,
+    },
+  ).filter((r) => r.period_end > from && r.period_end <= to)
+  const unknown = derived.some((r) => r.consumption === null)
+  const total = derived.reduce((a, r) => a + (r.consumption ?? 0), 0)
+  return { consumption: unknown || !derived.length ? null : total, unit: rows[0]!.u ?? unit, source: 'saldo' }
+}
+
+/** The JSON body of one transfer run for the UTC day before `now`. */
+export async function transferPayload(s: Services, t: Transfer, now: number) {
+  const to = now - (now % DAY_MS)
+  const from = to - DAY_MS
+  const meters = await groupMeters(s, t)
+  const rows = []
+  for (const m of meters) {
+    const d = await dailyConsumption(s, m, from, to)
+    rows.push({ meter_id: m.id, meter_identifier: m.meter_identifier, name: m.name, ...d })
+  }
+  return {
+    transfer_id: t.id,
+    workspace_id: t.workspace_id,
+    group_id: t.group_id,
+    day: new Date(from).toISOString().slice(0, 10),
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
+    meters: rows,
+  }
+}
+
+/** Runs one transfer now; returns whether the target accepted it. */
+export async function runTransfer(s: Services, repo: TransferRepo, t: Transfer, now: number): Promise<boolean> {
+  let statusCode: number | null = null
+  let error: string | null = null
+  let day = new Date(now - (now % DAY_MS) - DAY_MS).toISOString().slice(0, 10)
+  try {
+    const payload = await transferPayload(s, t, now)
+    day = payload.day
+    const res = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'meterflow-transfer' },
+      body: JSON.stringify(payload),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    })
+    statusCode = res.status
+    await res.arrayBuffer().catch(() => {})
+    if (res.status < 200 || res.status >= 300) error = `target answered ${res.status}`
+  } catch (e) {
+    error = (e as Error).message || String(e)
+  }
+  await repo.save({ ...t, last_run_at: new Date(now).toISOString(), last_status: error ? `failed: ${error}` : 'ok' })
+  if (error)
+    await s.outbox.emit(t.workspace_id, 'integration.transfer_failed', {
+      transfer_id: t.id,
+      url: t.url,
+      day,
+      status_code: statusCode,
+      error,
+    })
+  return !error
+}
+
+/** Scheduler task: every due transfer runs once. */
+export async function runDueTransfers(s: Services, now: number): Promise<{ transfers: number }> {
+  const repo = new TransferRepo(s)
+  let n = 0
+  for (const t of await repo.list()) {
+    if (!isDue(t, now)) continue
+    await runTransfer(s, repo, t, now)
+    n++
+  }
+  return { transfers: n }
+}
