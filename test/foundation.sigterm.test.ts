@@ -1,0 +1,92 @@
+// The real process (`node --import tsx src/main.ts`): prints `listening on http://HOST:PORT`
+// when ready, and on SIGTERM stops accepting, answers what is in flight, and exits 0 with
+// nothing acknowledged lost (checked by starting again on the same DATA_DIR).
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { request, tmpDataDir } from './helpers/server.js'
+
+const root = path.resolve(import.meta.dirname, '..')
+const dataDir = tmpDataDir()
+t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+
+interface Proc {
+  child: ChildProcess
+  url: string
+  exit: Promise<number | null>
+  stderr: () => string
+}
+
+async function start(): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      SCHEDULER: 'off',
+      LOG_LEVEL: 'warn',
+      ADMIN_TOKEN: '',
+      REDIS_URL: '',
+      CLICKHOUSE_URL: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)))
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (d) => {
+      out += d
+      const m = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+    void exit.then((c) => reject(new Error(`exited ${c} before listening: ${stderr}`)))
+  })
+  return { child, url, exit, stderr: () => stderr }
+}
+
+t.test('listening line, then SIGTERM answers in-flight requests and exits 0', async (t) => {
+  const p = await start()
+  t.match(p.url, /^http:\/\/127\.0\.0\.1:\d+$/, 'prints listening on http://HOST:PORT')
+  t.same((await request(p.url, 'GET', '/healthz')).body, { status: 'ok' })
+  const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()
+
+  // Several writes in flight when the signal arrives: each must be answered and kept.
+  const writes = Array.from({ length: 8 }, (_, i) =>
+    request(p.url, 'POST', '/admin/v1/workspaces', {
+      token: admin,
+      body: { name: `inflight-${i}` },
+    }),
+  )
+  await new Promise((r) => setTimeout(r, 15))
+  p.child.kill('SIGTERM')
+  const answers = await Promise.allSettled(writes)
+  const code = await p.exit
+  t.equal(code, 0, 'exit code 0')
+  t.equal(p.stderr().match(/shutdown failed/), null, 'no shutdown error')
+  const created = answers.filter((a) => a.status === 'fulfilled' && a.value.status === 201)
+  t.equal(created.length, writes.length, 'every in-flight write was answered 201')
+  const refused = await request(p.url, 'GET', '/healthz').then(
+    () => false,
+    () => true,
+  )
+  t.ok(refused, 'after exit nothing listens')
+
+  const again = await start()
+  t.teardown(() => {
+    if (again.child.exitCode === null) again.child.kill('SIGKILL')
+  })
+  const list = await request(again.url, 'GET', '/admin/v1/workspaces', { token: admin })
+  const names = list.body.data.map((w: any) => w.name).sort()
+  t.same(
+    names,
+    Array.from({ length: 8 }, (_, i) => `inflight-${i}`).sort(),
+    'every acknowledged workspace is there after a restart',
+  )
+  again.child.kill('SIGTERM')
+  t.equal(await again.exit, 0)
+})
