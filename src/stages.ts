@@ -3,6 +3,7 @@
 // with the app. Add a stage here; the composition root stays unchanged.
 import type uWS from 'uWebSockets.js'
 import { buildEventsStage } from './events/stage.js'
+import { buildIngestStage } from './ingest/stage.js'
 import { operatorStage } from './scheduler/stage.js'
 import type { Services } from './services.js'
 
@@ -19,6 +20,7 @@ export async function buildStages(s: Services): Promise<Stage[]> {
   // First: it replaces s.outbox with the durable one before any other stage keeps a
   // reference, and, stopped last, it still takes events other stages emit while stopping.
   stages.push(await buildEventsStage(s))
+  stages.push(await buildIngestStage(s))
   stages.push(await operatorStage(s))
   return stages
 }

@@ -1,10 +1,20 @@
 import type { Router } from '../http/router.js'
 import type { Services } from '../services.js'
+import { registerGroups } from './groups.js'
+import { registerMeters } from './meters.js'
 import { registerPing } from './ping.js'
+import { registerReadings } from './readings.js'
+import { registerReport } from './report.js'
+import { registerStatusReports } from './status-reports.js'
 import { registerWebhookIngest } from './webhooks.js'
 
 /** Every /api/v1 route group. */
 export function registerApi(router: Router, s: Services): void {
   registerPing(router, s)
+  registerReport(router, s)
+  registerMeters(router, s)
+  registerGroups(router, s)
+  registerReadings(router, s)
+  registerStatusReports(router, s)
   registerWebhookIngest(router, s)
 }

@@ -28,6 +28,8 @@ export interface Coord {
   claimMany(keys: string[], ttlMs: number): Promise<boolean[]>
   unclaim(keys: string[]): Promise<void>
   get(key: string): Promise<string | null>
+  /** Atomically increments an integer key (created at 0) and returns the new value. */
+  incr(key: string): Promise<number>
   set(key: string, value: string, ttlMs?: number): Promise<void>
   publish(channel: string, message: string): Promise<void>
   subscribe(channel: string, handler: (message: string) => void): Promise<void>

@@ -90,6 +90,12 @@ export class MemoryCoord implements Coord {
     return this.live(key)?.value ?? null
   }
 
+  async incr(key: string): Promise<number> {
+    const next = Number(this.live(key)?.value ?? 0) + 1
+    this.values.set(key, { value: String(next), expiresAt: Infinity })
+    return next
+  }
+
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     this.values.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : Infinity })
   }

@@ -61,6 +61,8 @@ export class RedisCoord implements Coord {
       enableOfflineQueue: false,
       retryStrategy: (n) => Math.min(n * 200, 2000),
       lazyConnect: true,
+      // Many meters' lock and version calls of one batch travel in one round trip.
+      enableAutoPipelining: true,
     }) as Scripted
     this.redis.on('error', () => {})
     this.redis.defineCommand('mfTake', { numberOfKeys: 1, lua: TAKE })
@@ -135,6 +137,10 @@ export class RedisCoord implements Coord {
 
   get(key: string): Promise<string | null> {
     return this.run(() => this.redis.get(key))
+  }
+
+  incr(key: string): Promise<number> {
+    return this.run(() => this.redis.incr(key))
   }
 
   set(key: string, value: string, ttlMs?: number): Promise<void> {

@@ -1,0 +1,269 @@
+// One actor per meter: its readings are handled one at a time in recorded_at order, so
+// idempotency, quality flags and status changes never race. The actor keeps a window of
+// recent readings (MeterTimeline) and the newest recorded_at per kind; a reading newer than
+// that cannot be a duplicate, older ones are checked in the window and then in ClickHouse,
+// which has the final word. A turn ends only after its rows are stored.
+import type { Outbox } from '../events/outbox.js'
+import type { Meter } from '../store/meters.js'
+import { chTime } from '../store/sql.js'
+import type { Store } from '../store/store.js'
+import { canonicalize, isUnit, toCanonical, type Canonical } from '../ingest/units.js'
+import type { Kind } from '../ingest/types.js'
+import type { HistoryLoader, MeterHistory, StoredReadingRow } from './history.js'
+import { Mailbox } from './mailbox.js'
+import { NEIGHBOURHOOD, type MeterQualityContext, type QualityFlag } from './quality/index.js'
+import { MeterTimeline } from './timeline.js'
+
+export interface ActorReading {
+  /** Position in the request, to put the answer back in order. */
+  ref: number
+  kind: Kind
+  recordedAt: number
+  value: number
+  unit: string | null
+  rawPayload: string
+  /** Device status carried by this reading, if any. */
+  status: { rawFlags: string[]; statuses: string[] } | null
+}
+
+export type ActorVerdict = 'created' | 'duplicate'
+
+export interface ActorEnv {
+  store: Store
+  history: HistoryLoader
+  outbox: Outbox
+  /** Per-meter mutual exclusion and change counter across instances (Redis); null alone. */
+  locks: MeterLocks | null
+  now: () => number
+}
+
+export interface MeterLocks {
+  /** Runs `fn` holding the meter's lock; `changed` says whether another instance wrote since `seen`. */
+  withLock<T>(meterId: number, seen: number | null, fn: (changed: boolean) => Promise<T>): Promise<{ result: T; seen: number | null }>
+}
+
+const key = (kind: string, t: number) => `${kind}:${t}`
+
+export class MeterActor {
+  readonly mailbox = new Mailbox()
+  private timeline: MeterTimeline | null = null
+  private latest = { consumption: -Infinity, saldo: -Infinity }
+  private status: { statuses: string[]; reportedAt: number } | null = null
+  private meter: Meter
+  private seen: number | null = null
+  lastUsed = 0
+
+  constructor(
+    meter: Meter,
+    private readonly env: ActorEnv,
+    /** A meter created by this request has no history to load. */
+    fresh: boolean,
+  ) {
+    this.meter = meter
+    if (fresh) this.timeline = new MeterTimeline(this.context([]))
+  }
+
+  /** Handles one request's readings of this meter; resolves after they are stored. */
+  handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
+    return this.mailbox.post(async () => {
+      const locks = this.env.locks
+      if (!locks) return this.turn(meter, readings)
+      const r = await locks.withLock(meter.id, this.seen, (changed) => {
+        if (changed) this.timeline = null
+        return this.turn(meter, readings)
+      })
+      this.seen = r.seen
+      return r.result
+    })
+  }
+
+  private context(exchanges: MeterHistory['exchanges']): MeterQualityContext {
+    const m = this.meter
+    const canon = (v: number | null) => (v === null ? null : isUnit(m.unit) ? toCanonical(v, m.unit) : v)
+    return {
+      rolloverMax: canon(m.rollover_max),
+      expectedIntervalMinutes: m.expected_interval_minutes,
+      exchanges: exchanges.map((e) => ({
+        exchangedAt: e.exchanged_at,
+        oldFinalValue: canon(e.old_final_value),
+        newInitialValue: canon(e.new_initial_value),
+      })),
+    }
+  }
+
+  private exchanges: MeterHistory['exchanges'] = []
+
+  private async hydrate(): Promise<MeterTimeline> {
+    const h = await this.env.history.load(this.meter.workspace_id, this.meter.id)
+    this.exchanges = h.exchanges
+    this.latest = { ...h.latest }
+    this.status = h.status ? { statuses: h.status.statuses, reportedAt: Date.parse(h.status.reported_at) } : null
+    this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
+    return this.timeline
+  }
+
+  /** Drops everything cached; the next turn reloads from the store. */
+  reset(): void {
+    this.timeline = null
+  }
+
+  private async turn(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
+    if (meter !== this.meter) {
+      // The meter's settings changed (rollover_max, unit, ...): rebuild the quality context.
+      const kept = this.timeline?.readings() ?? null
+      this.meter = meter
+      if (kept) this.timeline = new MeterTimeline(this.context(this.exchanges), kept)
+    }
+    const tl = this.timeline ?? (await this.hydrate())
+    const ws = meter.workspace_id
+    const verdicts = new Map<number, ActorVerdict>()
+    const sorted = [...readings].sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
+
+    // Duplicates: same identity twice in this request, in the window, or (older than the
+    // newest stored of its kind and outside the window) in ClickHouse.
+    const fresh: ActorReading[] = []
+    const seenNow = new Set<string>()
+    const ask: ActorReading[] = []
+    for (const r of sorted) {
+      const k = key(r.kind, r.recordedAt)
+      if (seenNow.has(k) || tl.has(r.kind, r.recordedAt)) {
+        verdicts.set(r.ref, 'duplicate')
+        continue
+      }
+      seenNow.add(k)
+      if (r.recordedAt <= this.latest[r.kind]) ask.push(r)
+      fresh.push(r)
+    }
+    const stored = await this.env.history.existing(
+      ws,
+      meter.id,
+      ask.map((r) => ({ kind: r.kind, t: r.recordedAt })),
+    )
+    const created: ActorReading[] = []
+    for (const r of fresh) {
+      if (stored.has(key(r.kind, r.recordedAt))) verdicts.set(r.ref, 'duplicate')
+      else created.push(r)
+    }
+
+    try {
+      const rows = new Map<string, StoredReadingRow>()
+      const changed = new Map<string, QualityFlag[]>()
+      const now = chTime(this.env.now())
+      for (const r of created) {
+        // A late reading needs its neighbours in the window for exact flags.
+        if (!tl.isAppend(r.kind, r.recordedAt)) {
+          const n = tl.neighbourhood(r.kind, r.recordedAt)
+          tl.load(await this.env.history.neighbourhood(ws, meter.id, r.recordedAt, Math.max(n.before, n.after)))
+        }
+        const c: Canonical =
+          r.unit !== null && isUnit(r.unit)
+            ? canonicalize(r.value, r.unit, meter.unit)
+            : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
+        const res = tl.insert({
+          kind: r.kind,
+          recordedAt: r.recordedAt,
+          canonicalValue: c.canonicalValue,
+          unitMismatch: c.unitMismatch,
+        })
+        if (res.duplicate) {
+          verdicts.set(r.ref, 'duplicate')
+          continue
+        }
+        rows.set(key(r.kind, r.recordedAt), {
+          workspace_id: ws,
+          meter_id: meter.id,
+          kind: r.kind,
+          recorded_at: chTime(r.recordedAt),
+          value: r.value,
+          unit: r.unit,
+          canonical_value: c.canonicalValue,
+          canonical_unit: c.canonicalUnit,
+          quality_flags: res.flags,
+          raw_payload: r.rawPayload,
+          ingested_at: now,
+          version: this.env.store.version(),
+        })
+        for (const ch of res.changed) changed.set(key(ch.kind, ch.recordedAt), ch.flags)
+        verdicts.set(r.ref, 'created')
+      }
+
+      // Neighbours whose flags changed: new rows of this turn are amended in place, stored
+      // ones are written again as a new version (ReplacingMergeTree keeps the newest).
+      const restate: { kind: string; t: number }[] = []
+      for (const [k, flags] of changed) {
+        const own = rows.get(k)
+        if (own) own.quality_flags = flags
+        else {
+          const [kind, t] = k.split(':')
+          restate.push({ kind: kind!, t: Number(t) })
+        }
+      }
+      for (const old of await this.env.history.rows(ws, meter.id, restate)) {
+        const flags = changed.get(key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')))
+        if (!flags) continue
+        rows.set(`restate:${old.kind}:${old.recorded_at}`, {
+          ...old,
+          workspace_id: Number(old.workspace_id),
+          meter_id: Number(old.meter_id),
+          quality_flags: flags,
+          version: this.env.store.version(),
+        })
+      }
+
+      // Status reports of created readings; the meter's status changes with the newest one.
+      let statusRows = ''
+      let statusCount = 0
+      let newest: { statuses: string[]; reportedAt: number; rawFlags: string[] } | null = null
+      for (const r of created) {
+        if (!r.status || verdicts.get(r.ref) !== 'created') continue
+        statusRows +=
+          JSON.stringify({
+            workspace_id: ws,
+            meter_id: meter.id,
+            reported_at: chTime(r.recordedAt),
+            raw_flags: r.status.rawFlags,
+            statuses: r.status.statuses,
+            version: this.env.store.version(),
+          }) + '\n'
+        statusCount++
+        if (!newest || r.recordedAt >= newest.reportedAt)
+          newest = { statuses: r.status.statuses, reportedAt: r.recordedAt, rawFlags: r.status.rawFlags }
+      }
+
+      let body = ''
+      for (const row of rows.values()) body += JSON.stringify(row) + '\n'
+      await Promise.all([
+        this.env.store.readings.write(body, rows.size),
+        this.env.store.statusReports.write(statusRows, statusCount),
+      ])
+
+      for (const r of created)
+        if (verdicts.get(r.ref) === 'created' && r.recordedAt > this.latest[r.kind]) this.latest[r.kind] = r.recordedAt
+      tl.trim(NEIGHBOURHOOD)
+
+      if (newest && (!this.status || newest.reportedAt > this.status.reportedAt)) {
+        const before = this.status
+        this.status = { statuses: newest.statuses, reportedAt: newest.reportedAt }
+        if (!before || !sameSet(before.statuses, newest.statuses))
+          await this.env.outbox.emit(ws, 'meter.status_changed', {
+            meter: { id: meter.id, identifier: meter.meter_identifier },
+            statuses: newest.statuses,
+            previous_statuses: before?.statuses ?? null,
+            raw_flags: newest.rawFlags,
+            reported_at: new Date(newest.reportedAt).toISOString(),
+          })
+      }
+      return verdicts
+    } catch (err) {
+      // Nothing of this turn may count as stored: reload from the store next time.
+      this.timeline = null
+      throw err
+    }
+  }
+}
+
+function sameSet(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false
+  const s = new Set(a)
+  return b.every((x) => s.has(x))
+}

@@ -1,0 +1,47 @@
+// The actors of all meters: created on first use, evicted when idle past a bound so memory
+// stays flat with millions of meters (an evicted actor reloads its window from the store).
+import type { Meter } from '../store/meters.js'
+import { MeterActor, type ActorEnv, type ActorReading, type ActorVerdict } from './meter-actor.js'
+
+export class ActorRegistry {
+  private readonly actors = new Map<number, MeterActor>()
+
+  constructor(
+    private readonly env: ActorEnv,
+    private readonly maxActors = 50_000,
+  ) {}
+
+  get size(): number {
+    return this.actors.size
+  }
+
+  /** Sum of mailbox depths (metrics). */
+  depth(): number {
+    let d = 0
+    for (const a of this.actors.values()) d += a.mailbox.depth
+    return d
+  }
+
+  handle(meter: Meter, readings: ActorReading[], fresh: boolean): Promise<Map<number, ActorVerdict>> {
+    let actor = this.actors.get(meter.id)
+    if (actor) this.actors.delete(meter.id)
+    else actor = new MeterActor(meter, this.env, fresh)
+    this.actors.set(meter.id, actor) // Map order = recency of use
+    if (this.actors.size > this.maxActors) this.evict()
+    return actor.handle(meter, readings)
+  }
+
+  /** Forget a meter's cached state (exchange recorded, meter deleted, backfill). */
+  forget(meterId: number): void {
+    const a = this.actors.get(meterId)
+    if (a && a.mailbox.depth === 0) this.actors.delete(meterId)
+    else a?.reset()
+  }
+
+  private evict(): void {
+    for (const [id, a] of this.actors) {
+      if (this.actors.size <= this.maxActors * 0.9) break
+      if (a.mailbox.depth === 0) this.actors.delete(id)
+    }
+  }
+}

@@ -1,0 +1,113 @@
+// The ingest pipeline: validate (whole batch, 422 on any violation) -> decode -> admit
+// (provisioning, caps, lifecycle) -> meter actors (idempotency, units, quality, status)
+// -> store (group commit) -> answer. Every entry point runs exactly this.
+import type { ActorRegistry } from '../actors/registry.js'
+import type { ActorReading } from '../actors/meter-actor.js'
+import type { DecoderPool } from '../decode/index.js'
+import type { Coord } from '../coord/coord.js'
+import type { Outbox } from '../events/outbox.js'
+import type { MeterRepo } from '../store/meters.js'
+import type { ProfileRepo } from '../store/profiles.js'
+import type { TenantRepo } from '../store/tenants.js'
+import { admitBatch } from './admit.js'
+import { prepareBatch, type PreparedItem } from './prepare.js'
+import type { Ingest, IngestOutcome, IngestRequest, ItemResult, ItemStatus } from './types.js'
+
+export interface PipelineDeps {
+  meters: MeterRepo
+  profiles: ProfileRepo
+  tenants: TenantRepo
+  coord: Coord
+  outbox: Outbox
+  decoder: DecoderPool | null
+  actors: ActorRegistry
+  now: () => number
+  maxItems: number
+  /** Called once per delivery with its outcome (events, metrics). */
+  onOutcome?: (ws: number, source: IngestRequest['source'], outcome: IngestOutcome) => void
+}
+
+const CANONICAL_STATUSES = new Set(['leak', 'burst', 'dry', 'reverse', 'tamper', 'low_battery', 'error'])
+
+/** Raw flags → canonical statuses through the profile; an unknown flag is `error`. */
+function mapStatuses(it: PreparedItem): string[] {
+  if (it.statuses) return it.statuses
+  const map = it.profile.status_map ?? {}
+  const out = new Set<string>()
+  for (const f of it.rawFlags ?? []) {
+    const mapped = map[f] ?? (CANONICAL_STATUSES.has(f) ? f : 'error')
+    out.add(CANONICAL_STATUSES.has(mapped) ? mapped : 'error')
+  }
+  return [...out]
+}
+
+export class IngestPipeline implements Ingest {
+  constructor(private readonly deps: PipelineDeps) {}
+
+  async ingest(req: IngestRequest): Promise<IngestOutcome> {
+    const d = this.deps
+    const ws = req.workspaceId
+    const prepared = await prepareBatch(d, ws, req.items, req.errorPrefix ?? 'readings')
+    const admitted = await admitBatch(d, ws, prepared)
+
+    // Readings per meter, each tagged with its item so answers go back in request order.
+    const perMeter = new Map<
+      number,
+      { meter: NonNullable<(typeof admitted)[number]['meter']>; fresh: boolean; readings: ActorReading[] }
+    >()
+    const owner: number[] = []
+    admitted.forEach((a, idx) => {
+      if (a.rejection || !a.meter || a.readings.length === 0) return
+      const statuses = a.item.rawFlags !== null ? { rawFlags: a.item.rawFlags, statuses: mapStatuses(a.item) } : null
+      let group = perMeter.get(a.meter.id)
+      if (!group) perMeter.set(a.meter.id, (group = { meter: a.meter, fresh: a.created, readings: [] }))
+      a.readings.forEach((r, j) => {
+        owner.push(idx)
+        group!.readings.push({
+          ref: owner.length - 1,
+          kind: r.kind,
+          recordedAt: a.item.recordedAt,
+          value: r.value,
+          unit: r.unit,
+          rawPayload: a.item.rawPayload,
+          // One status report per item, carried by its first reading.
+          status: j === 0 ? statuses : null,
+        })
+      })
+    })
+
+    const itemVerdicts: ('created' | 'duplicate' | null)[] = admitted.map(() => null)
+    await Promise.all(
+      [...perMeter.values()].map(async ({ meter, fresh, readings }) => {
+        const verdicts = await d.actors.handle(meter, readings, fresh)
+        for (const [ref, v] of verdicts) {
+          const idx = owner[ref]!
+          // An item is created when any of its readings was stored.
+          if (v === 'created' || itemVerdicts[idx] === null) itemVerdicts[idx] = v
+        }
+      }),
+    )
+
+    const results: ItemResult[] = []
+    let accepted = 0
+    let duplicates = 0
+    let rejected = 0
+    admitted.forEach((a, idx) => {
+      const base = { meter: a.item.identifier, kind: a.item.kind, recorded_at: a.item.recordedAtText }
+      if (a.rejection) {
+        rejected++
+        const r: ItemResult = { ...base, status: a.rejection.status }
+        if (a.rejection.reason) r.reason = a.rejection.reason
+        results.push(r)
+        return
+      }
+      const v = itemVerdicts[idx] ?? 'duplicate'
+      if (v === 'created') accepted++
+      else duplicates++
+      results.push({ ...base, status: v as ItemStatus })
+    })
+    const outcome = { accepted, duplicates, rejected, results }
+    d.onOutcome?.(ws, req.source, outcome)
+    return outcome
+  }
+}

@@ -1,0 +1,335 @@
+// Step 1 of the pipeline: check the whole batch and work out, without writing anything,
+// what every item means — its meter identifier, its profile, its readings (decoded where
+// the profile says so). Any schema violation is one 422 for the whole batch.
+import { validationError, type FieldErrors } from '../errors.js'
+import { compile, fieldErrors } from '../http/validate.js'
+import { inspectTelegram, type DecoderPool, type FrameLayout, type TelegramOutcome } from '../decode/index.js'
+import { validateLayout } from '../decode/frame-layout.js'
+import type { Meter, MeterRepo } from '../store/meters.js'
+import type { Profile, ProfileRepo } from '../store/profiles.js'
+import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload } from './schema.js'
+import { parseIsoTimestamp } from './timestamps.js'
+import type { ItemStatus, Kind } from './types.js'
+import { isUnit, type Unit } from './units.js'
+
+/** Five minutes of clock skew are tolerated for device time. */
+export const FUTURE_TOLERANCE_MS = 5 * 60_000
+
+export interface PreparedReading {
+  kind: Kind
+  value: number
+  /** null: the device reports no unit (e.g. heat cost allocator units). */
+  unit: Unit | null
+}
+
+export interface PreparedItem {
+  index: number
+  identifier: string
+  recordedAt: number
+  /** As sent, echoed in the results. */
+  recordedAtText: string
+  /** Kind shown in the results (the first reading's). */
+  kind: Kind
+  /** The effective profile after the assignment rules. */
+  profile: Profile
+  /** The item declared a profile (drives provisioning and upgrades). */
+  declared: boolean
+  meter: Meter | null
+  readings: PreparedReading[]
+  /** Pulses and pulse deltas are converted once the meter's pulse weight is known. */
+  pulse?: { pulses?: number; pulse_delta?: number }
+  /** Raw device flags, when the item carries a status (object form, telegrams). */
+  rawFlags: string[] | null
+  /** Canonical statuses decided by a decoder (telegrams); otherwise mapped by the profile. */
+  statuses: string[] | null
+  /** A per-item outcome decided before admission (telegram outcomes). */
+  rejection?: { status: ItemStatus; reason?: string }
+  /** Kept on the stored reading. */
+  rawPayload: string
+  /** Encrypted telegram bytes awaiting the meter's key (decoded after lookup). */
+  telegram?: { hex: string; encrypted: boolean }
+}
+
+export interface PrepareDeps {
+  meters: MeterRepo
+  profiles: ProfileRepo
+  decoder: DecoderPool | null
+  now: () => number
+  maxItems: number
+}
+
+const genericCheck = compile(GenericItem)
+const payloadCheck = compile(PayloadItem)
+const pulseCheck = compile(PulsePayload)
+const telegramCheck = compile(TelegramPayload)
+const objectCheck = compile(ObjectPayload)
+
+export async function prepareBatch(
+  deps: PrepareDeps,
+  ws: number,
+  items: unknown[],
+  prefix = 'readings',
+): Promise<PreparedItem[]> {
+  if (items.length === 0)
+    throw validationError({ [prefix]: [`The ${prefix} field must contain at least one item.`] })
+  if (items.length > deps.maxItems)
+    throw validationError({
+      [prefix]: [`The ${prefix} field may contain at most ${deps.maxItems} items (got ${items.length}).`],
+    })
+
+  const errors: FieldErrors = {}
+  const add = (key: string, msg: string) => ((errors[key] ??= []).push(msg), undefined)
+  const now = deps.now()
+  const prepared: PreparedItem[] = []
+  // Profiles declared for identifiers first seen in this batch: a later item contradicting
+  // an earlier declaration is treated like a contradiction of a confirmed assignment.
+  const batchProfiles = new Map<string, string>()
+
+  for (let i = 0; i < items.length; i++) {
+    const key = `${prefix}.${i}`
+    const raw = items[i]
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      add(key, `The ${key} item must be an object.`)
+      continue
+    }
+    const item = raw as Record<string, unknown>
+    const hasPayload = 'payload' in item
+    const valid = hasPayload ? payloadCheck.Check(raw) : genericCheck.Check(raw)
+    if (!valid) {
+      Object.assign(errors, fieldErrors(hasPayload ? PayloadItem : GenericItem, item, key))
+      continue
+    }
+    const recordedAtText = item.recorded_at as string
+    const recordedAt = parseIsoTimestamp(recordedAtText)
+    if (recordedAt === null) {
+      add(`${key}.recorded_at`, 'The recorded_at field must be an ISO 8601 date-time.')
+      continue
+    }
+    if (recordedAt > now + FUTURE_TOLERANCE_MS) {
+      add(`${key}.recorded_at`, 'The recorded_at field must not lie more than 5 minutes in the future.')
+      continue
+    }
+    if (typeof item.value === 'number' && !Number.isFinite(item.value)) {
+      add(`${key}.value`, 'The value field must be a finite number.')
+      continue
+    }
+
+    // Identifier: a supplied meter always wins; wmbus_oms derives it from the link layer.
+    let identifier = item.meter as string | undefined
+    const declaredKey = item.profile as string | undefined
+    let inspection: ReturnType<typeof inspectTelegram> | null = null
+    if (hasPayload && (declaredKey === 'wmbus_oms' || identifier === undefined)) {
+      const payload = item.payload as Record<string, unknown>
+      if (declaredKey === 'wmbus_oms' && typeof payload === 'object' && typeof payload.telegram === 'string') {
+        inspection = inspectTelegram(payload.telegram)
+        if (!inspection.ok) {
+          add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
+          continue
+        }
+        identifier ??= inspection.identifier
+      }
+    }
+    if (identifier === undefined) {
+      add(`${key}.meter`, 'The meter field is required unless the profile derives it from the payload (wmbus_oms).')
+      continue
+    }
+
+    // Profile assignment (api-v1.md, "Profile assignment of a meter").
+    const meter = await deps.meters.byIdentifier(ws, identifier)
+    let profile: Profile | null
+    if (declaredKey !== undefined) {
+      profile = await deps.profiles.get(ws, declaredKey)
+      if (!profile) {
+        add(`${key}.profile`, `Unknown profile ${declaredKey}.`)
+        continue
+      }
+      if (meter && !meter.profile_needs_review && meter.profile_key !== declaredKey) {
+        add(
+          `${key}.profile`,
+          `Profile ${declaredKey} contradicts the confirmed profile ${meter.profile_key} of meter ${identifier}; reassign the meter first.`,
+        )
+        continue
+      }
+      const earlier = batchProfiles.get(identifier)
+      if (earlier && earlier !== declaredKey) {
+        add(`${key}.profile`, `Profile ${declaredKey} contradicts profile ${earlier} declared earlier in this batch for meter ${identifier}.`)
+        continue
+      }
+      batchProfiles.set(identifier, declaredKey)
+      // The meter keeps its own version of a profile it is already on.
+      if (meter && meter.profile_key === declaredKey)
+        profile = (await deps.profiles.get(ws, declaredKey, meter.profile_version)) ?? profile
+    } else {
+      const assigned = batchProfiles.get(identifier) ?? meter?.profile_key ?? 'generic'
+      profile = meter && assigned === meter.profile_key
+        ? await deps.profiles.get(ws, meter.profile_key, meter.profile_version)
+        : await deps.profiles.get(ws, assigned)
+      profile ??= await deps.profiles.get(ws, 'generic')
+    }
+
+    const base = {
+      index: i,
+      identifier,
+      recordedAt,
+      recordedAtText,
+      profile: profile!,
+      declared: declaredKey !== undefined,
+      meter,
+      rawFlags: null,
+      statuses: null,
+      rawPayload: JSON.stringify(hasPayload ? item.payload : item),
+    }
+    const p = profile!
+
+    if (p.key === 'generic') {
+      if (hasPayload) {
+        add(`${key}.payload`, 'The generic profile takes kind, value and unit, not a payload.')
+        continue
+      }
+      prepared.push({
+        ...base,
+        kind: item.kind as Kind,
+        readings: [{ kind: item.kind as Kind, value: item.value as number, unit: item.unit as Unit }],
+      })
+      continue
+    }
+    if (!hasPayload) {
+      add(`${key}.payload`, `The payload field is required for profile ${p.key}.`)
+      continue
+    }
+    const payload = item.payload
+
+    if (p.key === 'pulse_counter') {
+      if (!pulseCheck.Check(payload)) {
+        Object.assign(errors, fieldErrors(PulsePayload, payload, `${key}.payload`))
+        continue
+      }
+      const pp = payload as { pulses?: number; pulse_delta?: number }
+      if (pp.pulses === undefined && pp.pulse_delta === undefined) {
+        add(`${key}.payload`, 'The payload must carry pulses and/or pulse_delta.')
+        continue
+      }
+      prepared.push({
+        ...base,
+        kind: pp.pulses !== undefined ? 'saldo' : 'consumption',
+        readings: [],
+        pulse: pp,
+      })
+      continue
+    }
+
+    if (p.key === 'wmbus_oms') {
+      if (!telegramCheck.Check(payload)) {
+        Object.assign(errors, fieldErrors(TelegramPayload, payload, `${key}.payload`))
+        continue
+      }
+      const hex = (payload as { telegram: string }).telegram
+      inspection ??= inspectTelegram(hex)
+      if (!inspection.ok) {
+        add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
+        continue
+      }
+      prepared.push({
+        ...base,
+        kind: 'saldo',
+        readings: [],
+        telegram: { hex, encrypted: inspection.encrypted },
+      })
+      continue
+    }
+
+    // Workspace (meter-model) profile: object form, or one encoded frame with a decoder.
+    const unit = (item.unit as Unit | undefined) ?? (isUnit(p.unit) ? p.unit : undefined)
+    if (!unit) {
+      add(`${key}.unit`, `The unit field is required: profile ${p.key} declares no unit.`)
+      continue
+    }
+    const kind: Kind = p.kind ?? 'saldo'
+    if (p.decoder) {
+      if (typeof payload !== 'string') {
+        add(`${key}.payload`, `Profile ${p.key} takes one ${(p.decoder as FrameLayout).encoding} encoded frame.`)
+        continue
+      }
+      prepared.push({ ...base, kind, readings: [{ kind, value: NaN, unit }], rawFlags: [], frame: payload } as PreparedItem & { frame: string })
+      continue
+    }
+    if (!objectCheck.Check(payload)) {
+      Object.assign(errors, fieldErrors(ObjectPayload, payload, `${key}.payload`))
+      continue
+    }
+    const op = payload as { value: number; status?: string[] }
+    if (!Number.isFinite(op.value)) {
+      add(`${key}.payload.value`, 'The value field must be a finite number.')
+      continue
+    }
+    prepared.push({
+      ...base,
+      kind,
+      readings: [{ kind, value: op.value, unit }],
+      rawFlags: op.status ?? null,
+    })
+  }
+
+  if (Object.keys(errors).length === 0) await decodeFrames(deps, prepared, prefix, errors)
+  if (Object.keys(errors).length) throw validationError(errors)
+  if (deps.decoder) await decodeTelegrams(deps.decoder, prepared)
+  else
+    for (const it of prepared)
+      if (it.telegram) it.rejection = { status: 'rejected_undecodable', reason: 'no decoder available' }
+  return prepared
+}
+
+/** Binary frames of workspace decoder profiles, grouped per profile version. */
+async function decodeFrames(
+  deps: PrepareDeps,
+  prepared: PreparedItem[],
+  prefix: string,
+  errors: FieldErrors,
+): Promise<void> {
+  const groups = new Map<string, (PreparedItem & { frame: string })[]>()
+  for (const it of prepared as (PreparedItem & { frame?: string })[]) {
+    if (it.frame === undefined) continue
+    const k = `${it.profile.key}@${it.profile.version}`
+    if (!groups.has(k)) groups.set(k, [])
+    groups.get(k)!.push(it as PreparedItem & { frame: string })
+  }
+  for (const list of groups.values()) {
+    const v = validateLayout(list[0]!.profile.decoder)
+    if (!v.ok) {
+      for (const it of list) (errors[`${prefix}.${it.index}.payload`] ??= []).push(`Profile ${it.profile.key} has an invalid decoder.`)
+      continue
+    }
+    if (!deps.decoder) throw new Error('decoder pool not available')
+    const outcomes = await deps.decoder.decodeFrames(v.layout, list.map((it) => it.frame))
+    list.forEach((it, j) => {
+      const o = outcomes[j]!
+      if (!o.ok) {
+        ;(errors[`${prefix}.${it.index}.payload`] ??= []).push(`The frame does not match the layout of profile ${it.profile.key}: ${o.error}.`)
+        return
+      }
+      it.readings[0]!.value = o.value
+      it.rawFlags = o.status
+    })
+  }
+}
+
+/** Telegrams, with the AES key of meters that exist already (new meters have none). */
+async function decodeTelegrams(decoder: DecoderPool, prepared: PreparedItem[]): Promise<void> {
+  const jobs: PreparedItem[] = prepared.filter((it) => it.telegram)
+  if (!jobs.length) return
+  const outcomes: TelegramOutcome[] = await decoder.decodeTelegrams(
+    jobs.map((it) => ({ hex: it.telegram!.hex, key: it.meter?.wmbus_key ?? null })),
+  )
+  jobs.forEach((it, j) => {
+    const o = outcomes[j]!
+    if (o.status === 'ok') {
+      it.readings = [{ kind: 'saldo', value: o.value, unit: o.unit }]
+      it.rawFlags = o.rawFlags
+      it.statuses = o.statuses
+      it.rawPayload = JSON.stringify({ telegram: it.telegram!.hex, decoded: o.records })
+    } else if (o.status === 'invalid') {
+      // inspectTelegram passed, so the frame is well formed; the decoder found more.
+      it.rejection = { status: 'rejected_undecodable', reason: o.reason }
+    } else it.rejection = { status: o.status, reason: o.reason }
+  })
+}

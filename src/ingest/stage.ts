@@ -1,0 +1,53 @@
+// The ingest stage: decoder pool, meter actors and the pipeline, published as `s.ingest`.
+import { HistoryLoader } from '../actors/history.js'
+import { ActorRegistry } from '../actors/registry.js'
+import { CoordMeterLocks } from '../coord/meter-locks.js'
+import { DecoderPool } from '../decode/index.js'
+import { rejectionSummary } from '../events/rejections.js'
+import type { Outbox } from '../events/outbox.js'
+import type { Services } from '../services.js'
+import type { Stage } from '../stages.js'
+import { IngestPipeline } from './pipeline.js'
+
+export async function buildIngestStage(s: Services): Promise<Stage & { actors: ActorRegistry; decoder: DecoderPool }> {
+  // Always the current outbox: the events stage may replace it after we are built.
+  const outbox: Outbox = { emit: (ws, event, data) => s.outbox.emit(ws, event, data) }
+  const decoder = new DecoderPool({ workers: s.config.WORKERS })
+  const actors = new ActorRegistry({
+    store: s.store,
+    history: new HistoryLoader(s.store.sql),
+    outbox,
+    locks: s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null,
+    now: () => s.clock.now(),
+  })
+  const pipeline = new IngestPipeline({
+    meters: s.meters,
+    profiles: s.profiles,
+    tenants: s.tenants,
+    coord: s.coord,
+    outbox,
+    decoder,
+    actors,
+    now: () => s.clock.now(),
+    maxItems: s.config.MAX_BATCH_ITEMS,
+    onOutcome: (ws, source, outcome) => {
+      // reading.rejected: once per delivery, never per reading.
+      if (outcome.rejected > 0)
+        outbox.emit(ws, 'reading.rejected', { ...rejectionSummary({ ...outcome, source }) }).catch((err) =>
+          s.log.error({ err }, 'could not emit reading.rejected'),
+        )
+    },
+  })
+  s.ingest = pipeline
+  s.actors = actors
+  // Settings that change how readings are judged make the meter's actor reload.
+  await s.coord.subscribe('meter-changed', (msg) => actors.forget(Number(msg.split(':')[1])))
+  return {
+    name: 'ingest',
+    actors,
+    decoder,
+    async stop() {
+      await decoder.destroy()
+    },
+  }
+}

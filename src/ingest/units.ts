@@ -1,0 +1,38 @@
+// Units (operator-api.md, "Decisions"): families wh/kwh → kwh and l/m3 → m3.
+
+export const UNITS = ['kwh', 'wh', 'm3', 'l'] as const
+export type Unit = (typeof UNITS)[number]
+export type CanonicalUnit = 'kwh' | 'm3'
+
+const FAMILY: Record<Unit, CanonicalUnit> = { kwh: 'kwh', wh: 'kwh', m3: 'm3', l: 'm3' }
+const FACTOR: Record<Unit, number> = { kwh: 1, wh: 0.001, m3: 1, l: 0.001 }
+
+export const isUnit = (u: unknown): u is Unit => typeof u === 'string' && u in FAMILY
+
+/** The canonical unit of a unit's family, or null for anything else. */
+export const familyOf = (u: string | null | undefined): CanonicalUnit | null =>
+  u && isUnit(u) ? FAMILY[u] : null
+
+/** `value` in `unit` expressed in the family's canonical unit. */
+export function toCanonical(value: number, unit: Unit): number {
+  const f = FACTOR[unit]
+  // Dividing by 1000 keeps decimal inputs exact where multiplying by 0.001 would not.
+  return f === 1 ? value : value / 1000
+}
+
+export interface Canonical {
+  canonicalValue: number | null
+  canonicalUnit: CanonicalUnit | null
+  unitMismatch: boolean
+}
+
+/**
+ * Canonical value of a reading for a meter. A reading of another family than the meter's
+ * `unit` gets `unit_mismatch` and no canonical value; a meter without a unit accepts any.
+ */
+export function canonicalize(value: number, unit: Unit, meterUnit: string | null): Canonical {
+  const meterFamily = familyOf(meterUnit)
+  if (meterFamily && meterFamily !== FAMILY[unit])
+    return { canonicalValue: null, canonicalUnit: null, unitMismatch: true }
+  return { canonicalValue: toCanonical(value, unit), canonicalUnit: FAMILY[unit], unitMismatch: false }
+}
