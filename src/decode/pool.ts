@@ -25,14 +25,15 @@ function workerFile(): string {
 /** Packs a batch into one transferable buffer (see worker.ts for the layout). */
 export function packTelegrams(jobs: TelegramJob[]): ArrayBuffer {
   let total = 4 + jobs.length * 21;
-  for (const j of jobs) total += typeof j.hex === 'string' ? j.hex.length : 0;
+  for (const j of jobs) total += typeof j.hex === 'string' ? j.hex.length : 0; // replacements keep the length
   const ab = new ArrayBuffer(total);
   const b = Buffer.from(ab);
   b.writeUInt32LE(jobs.length, 0);
   let hp = 4;
   let dp = 4 + jobs.length * 21;
   for (const j of jobs) {
-    const hex = typeof j.hex === 'string' ? j.hex : '';
+    let hex = typeof j.hex === 'string' ? j.hex : '';
+    if (Buffer.byteLength(hex, 'utf8') !== hex.length) hex = hex.replace(/[^\x00-\x7f]/g, '?');
     b.writeUInt32LE(hex.length, hp);
     if (j.key === null || j.key === undefined) b[hp + 4] = 0;
     else if (typeof j.key === 'string' && KEY_RE.test(j.key)) {

@@ -323,15 +323,19 @@ export function outcomeOf(core: DecoderCore, code: number): TelegramOutcome {
   return { status: 'rejected_undecodable', reason: reasonOf(core, E.NOT_DECODED) };
 }
 
-/** Writes an ASCII hex string into core.IN; returns its length or -1 when too long / not latin1. */
+const inBuffers = new WeakMap<Uint8Array, Buffer>();
+
+/** Writes an ASCII hex string into core.IN; returns its length or -1 when too long. Non-ASCII becomes '?'. */
 export function writeHex(core: DecoderCore, hex: string): number {
   const n = hex.length;
   if (n > core.IN.length) return -1;
-  const IN = core.IN;
-  for (let i = 0; i < n; i++) {
-    const c = hex.charCodeAt(i);
-    IN[i] = c > 255 ? 0x3f : c;
+  let b = inBuffers.get(core.IN);
+  if (!b) {
+    b = Buffer.from(core.IN.buffer, core.IN.byteOffset, core.IN.length);
+    inBuffers.set(core.IN, b);
   }
+  if (Buffer.byteLength(hex, 'utf8') !== n) hex = hex.replace(/[^\x00-\x7f]/g, '?');
+  b.write(hex, 0, n, 'latin1');
   return n;
 }
 
