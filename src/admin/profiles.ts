@@ -20,7 +20,7 @@ const ProfileCreate = Type.Object(
     kind: Type.Union([Type.Literal('consumption'), Type.Literal('saldo')]),
     unit: Type.Union([Type.Literal('kwh'), Type.Literal('wh'), Type.Literal('m3'), Type.Literal('l')]),
     decoder: Type.Optional(Type.Union([Type.Unknown(), Type.Null()])),
-    status_map: Type.Optional(Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()])),
+    status_map: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 )
@@ -62,12 +62,19 @@ export function registerProfileAdmin(router: Router, s: Services): void {
     if (b.decoder !== undefined && b.decoder !== null) {
       const v = validateLayout(b.decoder)
       if (v.ok) decoder = v.layout
-      else for (const [k, msg] of Object.entries(v.errors)) errs.add(k, `The ${k} field ${msg}.`)
+      else for (const [k, msg] of Object.entries(v.errors)) errs.add(k, `${k}: ${msg}.`)
     }
-    if (b.status_map)
-      for (const [raw, code] of Object.entries(b.status_map))
-        if (!(CANONICAL_STATUSES as readonly string[]).includes(code))
-          errs.add(`status_map.${raw}`, `The status_map.${raw} value must be one of ${CANONICAL_STATUSES.join(', ')}.`)
+    let statusMap: Record<string, string> | null = null
+    if (b.status_map !== undefined && b.status_map !== null) {
+      if (typeof b.status_map !== 'object' || Array.isArray(b.status_map))
+        errs.add('status_map', 'The status_map field must be an object mapping raw flags to canonical codes.')
+      else {
+        statusMap = b.status_map as Record<string, string>
+        for (const [raw, code] of Object.entries(statusMap))
+          if (typeof code !== 'string' || !(CANONICAL_STATUSES as readonly string[]).includes(code))
+            errs.add(`status_map.${raw}`, `The status_map.${raw} value must be one of ${CANONICAL_STATUSES.join(', ')}.`)
+      }
+    }
     errs.throwIfAny()
     const p = await s.profiles.create(ws, {
       key: b.key,
@@ -75,7 +82,7 @@ export function registerProfileAdmin(router: Router, s: Services): void {
       kind: b.kind,
       unit: b.unit,
       decoder,
-      status_map: b.status_map ?? null,
+      status_map: statusMap,
     })
     return json(201, { data: { ...profileView(p), key: p.key, version: p.version, name: p.name } })
   })
