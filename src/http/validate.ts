@@ -33,7 +33,12 @@ export function fieldErrors(schema: TSchema, value: unknown, prefix = ''): Field
     // A missing required property is reported at the property's own path.
     const key = dotted(e.path, prefix)
     if (errors[key]) continue
-    errors[key] = [describe(key, e.message)]
+    const options = (e.schema as { anyOf?: { const?: unknown }[] }).anyOf
+    const message =
+      options && options.length && options.every((o) => o.const !== undefined)
+        ? `must be one of ${options.map((o) => String(o.const)).join(', ')}`
+        : e.message
+    errors[key] = [describe(key, message)]
   }
   return errors
 }
@@ -41,6 +46,7 @@ export function fieldErrors(schema: TSchema, value: unknown, prefix = ''): Field
 function describe(key: string, message: string): string {
   const field = key.split('.').pop()!
   if (message === 'Expected required property') return `The ${field} field is required.`
+  if (message.startsWith('must be one of')) return `The ${field} field ${message}.`
   return `The ${field} field is invalid: ${message.charAt(0).toLowerCase()}${message.slice(1)}.`
 }
 
