@@ -2,35 +2,48 @@
 // WASM core vs the same AssemblyScript sources run as JavaScript (portable
 // mode), and through the worker pool.
 //   node --import tsx bench/decode/decode-bench.ts [--quick]
-import { readFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { performance } from 'node:perf_hooks';
-import { loadWasmCore, type DecoderCore } from '../../src/decode/core.js';
-import { runTelegram, outcomeOf, selectedValue, statusFlags, identifierOf, writeHex, parseKey } from '../../src/decode/telegram.js';
-import { S } from '../../src/decode/layout.js';
-import { RC } from '../../src/decode/layout.js';
-import { DecoderPool } from '../../src/decode/pool.js';
+import { readFileSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { performance } from 'node:perf_hooks'
+import { loadWasmCore, type DecoderCore } from '../../src/decode/core.js'
+import {
+  runTelegram,
+  outcomeOf,
+  selectedValue,
+  statusFlags,
+  identifierOf,
+  writeHex,
+  parseKey,
+} from '../../src/decode/telegram.js'
+import { S } from '../../src/decode/layout.js'
+import { RC } from '../../src/decode/layout.js'
+import { DecoderPool } from '../../src/decode/pool.js'
 
 interface Vec {
-  telegram: string;
-  key: string | null;
-  default_key: string | null;
-  register: unknown;
-  expect?: string;
-  scheme?: string;
-  link: { scheme?: string; encrypted?: boolean; predecrypted?: boolean };
+  telegram: string
+  key: string | null
+  default_key: string | null
+  register: unknown
+  expect?: string
+  scheme?: string
+  link: { scheme?: string; encrypted?: boolean; predecrypted?: boolean }
 }
 
 function load(name: string): Vec[] {
-  const p = fileURLToPath(new URL(`../../../shared/testdata/wmbus/${name}`, import.meta.url));
-  return readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Vec);
+  const p = fileURLToPath(new URL(`../../../shared/testdata/wmbus/${name}`, import.meta.url))
+  return readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Vec)
 }
 
 async function loadJsCore(): Promise<DecoderCore> {
-  const shim: string = 'assemblyscript/std/portable/index.js';
-  await import(shim);
-  const url = pathToFileURL(fileURLToPath(new URL('../../asm/build/portable.mjs', import.meta.url))).href;
-  const m = (await import(url)) as Record<string, unknown>;
+  const shim: string = 'assemblyscript/std/portable/index.js'
+  await import(shim)
+  const url = pathToFileURL(
+    fileURLToPath(new URL('../../asm/build/portable.mjs', import.meta.url)),
+  ).href
+  const m = (await import(url)) as Record<string, unknown>
   return {
     kind: 'js',
     IN: m.IN as Uint8Array,
@@ -45,107 +58,119 @@ async function loadJsCore(): Promise<DecoderCore> {
     resume: m.resume as (n: number) => number,
     decodeBinary: m.decodeBinary as (n: number) => number,
     hexToFrame: m.hexToFrame as (n: number) => number,
-  };
+  }
 }
 
-type Job = { hex: string; key: Uint8Array | null; keyHex: string | null };
+type Job = { hex: string; key: Uint8Array | null; keyHex: string | null }
 
 function sets(): Record<string, Job[]> {
-  const core = loadWasmCore();
+  const core = loadWasmCore()
   const ok = (j: Job) => {
-    writeHex(core, j.hex);
-    return runTelegram(core, j.hex.length, j.key) === RC.OK;
-  };
+    writeHex(core, j.hex)
+    return runTelegram(core, j.hex.length, j.key) === RC.OK
+  }
   const mk = (v: Vec): Job => {
-    const keyHex = v.key ?? v.default_key;
-    return { hex: v.telegram, keyHex, key: parseKey(keyHex) as Uint8Array | null };
-  };
-  const vis = load('visible.jsonl');
-  const cr = load('crypto-visible.jsonl').filter((v) => v.expect === 'ok');
+    const keyHex = v.key ?? v.default_key
+    return { hex: v.telegram, keyHex, key: parseKey(keyHex) as Uint8Array | null }
+  }
+  const vis = load('visible.jsonl')
+  const cr = load('crypto-visible.jsonl').filter((v) => v.expect === 'ok')
   return {
-    plain: vis.filter((v) => v.link.scheme === 'none' && !v.link.encrypted).map(mk).filter(ok),
+    plain: vis
+      .filter((v) => v.link.scheme === 'none' && !v.link.encrypted)
+      .map(mk)
+      .filter(ok),
     mode5: cr.filter((v) => v.scheme === 'mode5').map(mk),
     mode7: cr.filter((v) => v.scheme === 'mode7').map(mk),
     ell: cr.filter((v) => v.scheme === 'ell_ctr').map(mk),
-  };
+  }
 }
 
 /** Single-thread rate: decode to the register (no records JSON) and to the full outcome. */
 function rate(core: DecoderCore, jobs: Job[], ms: number, full: boolean): number {
-  let n = 0;
-  let sink = 0;
-  const end = performance.now() + ms;
-  const t0 = performance.now();
+  let n = 0
+  let sink = 0
+  const end = performance.now() + ms
+  const t0 = performance.now()
   while (performance.now() < end) {
     for (let k = 0; k < 200; k++) {
-      const j = jobs[n % jobs.length]!;
-      const len = writeHex(core, j.hex);
-      const code = runTelegram(core, len, j.key);
+      const j = jobs[n % jobs.length]!
+      const len = writeHex(core, j.hex)
+      const code = runTelegram(core, len, j.key)
       if (full) {
-        const o = outcomeOf(core, code);
-        sink += o.status.length;
+        const o = outcomeOf(core, code)
+        sink += o.status.length
       } else if (code === RC.OK) {
         // what the pool returns eagerly: identifier, value, unit, flags, statuses
-        sink += selectedValue(core).value + identifierOf(core).length;
-        sink += statusFlags(core.CTRL[S.ST]!, core.CTRL[S.ERRFLAGS]!).rawFlags.length;
+        sink += selectedValue(core).value + identifierOf(core).length
+        sink += statusFlags(core.CTRL[S.ST]!, core.CTRL[S.ERRFLAGS]!).rawFlags.length
       }
-      n++;
+      n++
     }
   }
-  const secs = (performance.now() - t0) / 1000;
-  if (sink === -1) console.log(sink);
-  return Math.round(n / secs);
+  const secs = (performance.now() - t0) / 1000
+  if (sink === -1) console.log(sink)
+  return Math.round(n / secs)
 }
 
-async function poolRate(jobs: Job[], workers: number, total: number, batch: number): Promise<number> {
-  const pool = new DecoderPool({ workers });
+async function poolRate(
+  jobs: Job[],
+  workers: number,
+  total: number,
+  batch: number,
+): Promise<number> {
+  const pool = new DecoderPool({ workers })
   try {
-    const mk = (k: number) => Array.from({ length: batch }, (_, i) => ({ hex: jobs[(k + i) % jobs.length]!.hex, key: jobs[(k + i) % jobs.length]!.keyHex }));
-    await pool.decodeTelegrams(mk(0)); // warm up the workers
-    const t0 = performance.now();
-    const inflight: Promise<unknown>[] = [];
+    const mk = (k: number) =>
+      Array.from({ length: batch }, (_, i) => ({
+        hex: jobs[(k + i) % jobs.length]!.hex,
+        key: jobs[(k + i) % jobs.length]!.keyHex,
+      }))
+    await pool.decodeTelegrams(mk(0)) // warm up the workers
+    const t0 = performance.now()
+    const inflight: Promise<unknown>[] = []
     for (let done = 0; done < total; done += batch) {
-      inflight.push(pool.decodeTelegrams(mk(done)));
-      if (inflight.length >= workers * 2) await inflight.shift();
+      inflight.push(pool.decodeTelegrams(mk(done)))
+      if (inflight.length >= workers * 2) await inflight.shift()
     }
-    await Promise.all(inflight);
-    return Math.round(total / ((performance.now() - t0) / 1000));
+    await Promise.all(inflight)
+    return Math.round(total / ((performance.now() - t0) / 1000))
   } finally {
-    await pool.destroy();
+    await pool.destroy()
   }
 }
 
 export async function runDecodeBench({ quick }: { quick: boolean }): Promise<object> {
-  const ms = quick ? 300 : 1500;
-  const s = sets();
-  const wasm = loadWasmCore();
-  const js = await loadJsCore();
-  const perCore: Record<string, Record<string, number>> = {};
+  const ms = quick ? 300 : 1500
+  const s = sets()
+  const wasm = loadWasmCore()
+  const js = await loadJsCore()
+  const perCore: Record<string, Record<string, number>> = {}
   for (const [name, jobs] of Object.entries(s)) {
-    rate(wasm, jobs, 100, true);
-    rate(js, jobs, 100, true);
+    rate(wasm, jobs, 100, true)
+    rate(js, jobs, 100, true)
     perCore[name] = {
       wasm_decoded_per_s: rate(wasm, jobs, ms, false),
       js_decoded_per_s: rate(js, jobs, ms, false),
       wasm_with_records_json_per_s: rate(wasm, jobs, ms, true),
       js_with_records_json_per_s: rate(js, jobs, ms, true),
-    };
+    }
   }
-  const workers = 2;
-  const total = quick ? 40_000 : 200_000;
-  const pool: Record<string, number> = {};
+  const workers = 2
+  const total = quick ? 40_000 : 200_000
+  const pool: Record<string, number> = {}
   for (const name of ['plain', 'mode5', 'mode7', 'ell']) {
-    pool[`${name}_per_s`] = await poolRate(s[name]!, workers, quick ? total / 4 : total, 1000);
+    pool[`${name}_per_s`] = await poolRate(s[name]!, workers, quick ? total / 4 : total, 1000)
   }
   return {
     note: 'per_core = one thread on this machine; pool = 2 workers, batches of 1000, records built lazily (not read)',
     vectors: Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.length])),
     per_core: perCore,
     pool: { workers, ...pool },
-  };
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const res = await runDecodeBench({ quick: process.argv.includes('--quick') });
-  console.log(JSON.stringify(res, null, 2));
+  const res = await runDecodeBench({ quick: process.argv.includes('--quick') })
+  console.log(JSON.stringify(res, null, 2))
 }

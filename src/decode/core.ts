@@ -1,22 +1,22 @@
 // The decoder core as seen by the host: the WASM module (default) or the same
 // AssemblyScript sources run as JavaScript (portable mode, bench only).
-import { readFileSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 
 export interface DecoderCore {
-  kind: 'wasm' | 'js';
-  IN: Uint8Array;
-  F: Uint8Array;
-  IVB: Uint8Array;
-  CTRL: Int32Array;
-  REC: Float64Array;
-  LAYOUT: Int32Array;
-  FVAL: Float64Array;
-  begin(len: number): number;
-  beginBytes(n: number): number;
-  resume(mode: number): number;
-  decodeBinary(n: number): number;
-  hexToFrame(len: number): number;
+  kind: 'wasm' | 'js'
+  IN: Uint8Array
+  F: Uint8Array
+  IVB: Uint8Array
+  CTRL: Int32Array
+  REC: Float64Array
+  LAYOUT: Int32Array
+  FVAL: Float64Array
+  begin(len: number): number
+  beginBytes(n: number): number
+  resume(mode: number): number
+  decodeBinary(n: number): number
+  hexToFrame(len: number): number
 }
 
 /** Finds decoder.wasm next to this module (dist/decode) or in asm/build (sources under tsx). */
@@ -24,28 +24,28 @@ export function wasmPath(): string {
   const candidates = [
     new URL('./decoder.wasm', import.meta.url),
     new URL('../../asm/build/decoder.wasm', import.meta.url),
-  ];
+  ]
   for (const u of candidates) {
-    const p = fileURLToPath(u);
-    if (existsSync(p)) return p;
+    const p = fileURLToPath(u)
+    if (existsSync(p)) return p
   }
-  throw new Error('decoder.wasm not found: run `npm run build:asm`');
+  throw new Error('decoder.wasm not found: run `npm run build:asm`')
 }
 
-let compiled: WebAssembly.Module | undefined;
+let compiled: WebAssembly.Module | undefined
 
 export function loadWasmCore(): DecoderCore {
-  compiled ??= new WebAssembly.Module(readFileSync(wasmPath()));
+  compiled ??= new WebAssembly.Module(readFileSync(wasmPath()))
   const inst = new WebAssembly.Instance(compiled, {
     env: {
       abort(_msg: number, _file: number, line: number, col: number) {
-        throw new Error(`decoder abort at ${line}:${col}`);
+        throw new Error(`decoder abort at ${line}:${col}`)
       },
     },
-  });
-  const x = inst.exports as Record<string, unknown> & { memory: WebAssembly.Memory };
-  const fn = (n: string) => x[n] as (...a: number[]) => number;
-  const buf = x.memory.buffer;
+  })
+  const x = inst.exports as Record<string, unknown> & { memory: WebAssembly.Memory }
+  const fn = (n: string) => x[n] as (...a: number[]) => number
+  const buf = x.memory.buffer
   return {
     kind: 'wasm',
     IN: new Uint8Array(buf, fn('inPtr')(), 8192),
@@ -60,5 +60,5 @@ export function loadWasmCore(): DecoderCore {
     resume: fn('resume'),
     decodeBinary: fn('decodeBinary'),
     hexToFrame: fn('hexToFrame'),
-  };
+  }
 }

@@ -1,3 +1,8 @@
-export { inspectTelegram, type TelegramInspection } from './telegram-inspect.js';
-export { DecoderPool, type TelegramJob, type TelegramOutcome, type DecoderPoolOptions } from './pool.js';
-export { validateLayout, type FrameLayout, type FrameOutcome } from './frame-layout.js';
+export { inspectTelegram, type TelegramInspection } from './telegram-inspect.js'
+export {
+  DecoderPool,
+  type TelegramJob,
+  type TelegramOutcome,
+  type DecoderPoolOptions,
+} from './pool.js'
+export { validateLayout, type FrameLayout, type FrameOutcome } from './frame-layout.js'

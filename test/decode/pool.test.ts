@@ -1,81 +1,125 @@
 // Decoder pool: batches, ordering, frames, worker crash recovery.
-import t from 'tap';
-import { DecoderPool } from '../../src/decode/pool.js';
-import { inspectTelegram } from '../../src/decode/telegram-inspect.js';
-import { loadVectors, expectedCanonical, close } from './vectors.js';
+import t from 'tap'
+import { DecoderPool } from '../../src/decode/pool.js'
+import { inspectTelegram } from '../../src/decode/telegram-inspect.js'
+import { loadVectors, expectedCanonical, close } from './vectors.js'
 
-const crypto = loadVectors('crypto-visible.jsonl');
-const plain = loadVectors('visible.jsonl').filter((v) => v.register && v.prior_telegrams.length === 0);
+const crypto = loadVectors('crypto-visible.jsonl')
+const plain = loadVectors('visible.jsonl').filter(
+  (v) => v.register && v.prior_telegrams.length === 0,
+)
 
 t.test('batches keep job order and match the single-telegram results', async (t) => {
-  const pool = new DecoderPool({ workers: 2 });
-  t.teardown(() => pool.destroy());
-  const jobs = [...crypto.map((v) => ({ hex: v.telegram, key: v.key })), { hex: 'nothex', key: null }, { hex: crypto[0]!.telegram, key: null }];
-  const res = await pool.decodeTelegrams(jobs);
-  t.equal(res.length, jobs.length);
+  const pool = new DecoderPool({ workers: 2 })
+  t.teardown(() => pool.destroy())
+  const jobs = [
+    ...crypto.map((v) => ({ hex: v.telegram, key: v.key })),
+    { hex: 'nothex', key: null },
+    { hex: crypto[0]!.telegram, key: null },
+  ]
+  const res = await pool.decodeTelegrams(jobs)
+  t.equal(res.length, jobs.length)
   crypto.forEach((v, i) => {
-    const o = res[i]!;
+    const o = res[i]!
     if (v.expect === 'ok') {
-      t.equal(o.status, 'ok', v.source);
-      if (o.status === 'ok') t.ok(close(o.value, expectedCanonical(v.register!).value)) && t.equal(o.identifier, v.id);
-    } else t.equal(o.status, 'rejected_undecodable');
-  });
-  t.same(res[crypto.length], { status: 'invalid', reason: 'must be hexadecimal' });
-  t.equal(res[crypto.length + 1]!.status, 'rejected_unconfigured');
+      t.equal(o.status, 'ok', v.source)
+      if (o.status === 'ok') {
+        t.ok(close(o.value, expectedCanonical(v.register!).value))
+        t.equal(o.identifier, v.id)
+      }
+    } else t.equal(o.status, 'rejected_undecodable')
+  })
+  t.same(res[crypto.length], { status: 'invalid', reason: 'must be hexadecimal' })
+  t.equal(res[crypto.length + 1]!.status, 'rejected_unconfigured')
   // many concurrent batches, ordering per batch
   const batches = await Promise.all(
-    Array.from({ length: 8 }, (_, b) => pool.decodeTelegrams(plain.slice(b * 10, b * 10 + 40).map((v) => ({ hex: v.telegram, key: v.key ?? v.default_key })))),
-  );
+    Array.from({ length: 8 }, (_, b) =>
+      pool.decodeTelegrams(
+        plain
+          .slice(b * 10, b * 10 + 40)
+          .map((v) => ({ hex: v.telegram, key: v.key ?? v.default_key })),
+      ),
+    ),
+  )
   batches.forEach((outs, b) => {
     outs.forEach((o, i) => {
-      const v = plain[b * 10 + i]!;
-      if (o.status === 'ok') t.equal(o.identifier, inspectTelegram(v.telegram).ok ? (inspectTelegram(v.telegram) as { identifier: string }).identifier : '?');
-    });
-  });
-  t.same(await pool.decodeTelegrams([]), []);
-  t.same(await pool.decodeTelegrams([{ hex: crypto[0]!.telegram, key: 'short' }]), [{ status: 'rejected_undecodable', reason: 'key must be 32 hex digits' }]);
-});
+      const v = plain[b * 10 + i]!
+      if (o.status === 'ok')
+        t.equal(
+          o.identifier,
+          inspectTelegram(v.telegram).ok
+            ? (inspectTelegram(v.telegram) as { identifier: string }).identifier
+            : '?',
+        )
+    })
+  })
+  t.same(await pool.decodeTelegrams([]), [])
+  t.same(await pool.decodeTelegrams([{ hex: crypto[0]!.telegram, key: 'short' }]), [
+    { status: 'rejected_undecodable', reason: 'key must be 32 hex digits' },
+  ])
+})
 
 t.test('frames through the pool', async (t) => {
-  const pool = new DecoderPool({ workers: 1 });
-  t.teardown(() => pool.destroy());
-  const res = await pool.decodeFrames({ encoding: 'hex', fields: [{ name: 'value', type: 'u16', scale: 0.5 }, { name: 'status', type: 'flags8', flags: ['leak'] }] }, ['0A0001', '0A00', '0B0000']);
+  const pool = new DecoderPool({ workers: 1 })
+  t.teardown(() => pool.destroy())
+  const res = await pool.decodeFrames(
+    {
+      encoding: 'hex',
+      fields: [
+        { name: 'value', type: 'u16', scale: 0.5 },
+        { name: 'status', type: 'flags8', flags: ['leak'] },
+      ],
+    },
+    ['0A0001', '0A00', '0B0000'],
+  )
   t.same(res, [
     { ok: true, value: 5, status: ['leak'] },
     { ok: false, error: 'frame length 2 bytes does not match layout length 3' },
     { ok: true, value: 5.5, status: [] },
-  ]);
-});
+  ])
+})
 
 t.test('a worker crash fails that batch and the pool recovers', async (t) => {
-  const pool = new DecoderPool({ workers: 2 });
-  t.teardown(() => pool.destroy());
-  await t.rejects(pool.crashOneWorkerForTest());
-  await t.rejects(pool.crashOneWorkerForTest());
-  const res = await pool.decodeTelegrams(crypto.map((v) => ({ hex: v.telegram, key: v.key })));
-  t.equal(res.filter((o) => o.status === 'ok').length, 12);
-  const many = await Promise.all(Array.from({ length: 6 }, () => pool.decodeTelegrams([{ hex: crypto[1]!.telegram, key: crypto[1]!.key }])));
-  t.ok(many.every((r) => r[0]!.status === 'ok'));
-});
+  const pool = new DecoderPool({ workers: 2 })
+  t.teardown(() => pool.destroy())
+  await t.rejects(pool.crashOneWorkerForTest())
+  await t.rejects(pool.crashOneWorkerForTest())
+  const res = await pool.decodeTelegrams(crypto.map((v) => ({ hex: v.telegram, key: v.key })))
+  t.equal(res.filter((o) => o.status === 'ok').length, 12)
+  const many = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      pool.decodeTelegrams([{ hex: crypto[1]!.telegram, key: crypto[1]!.key }]),
+    ),
+  )
+  t.ok(many.every((r) => r[0]!.status === 'ok'))
+})
 
 t.test('inspectTelegram', async (t) => {
-  let same = 0;
-  let n = 0;
+  let same = 0
+  let n = 0
   for (const v of loadVectors('visible.jsonl')) {
-    const r = inspectTelegram(v.telegram);
-    n++;
-    if (r.ok && r.identifier === v.id) same++;
+    const r = inspectTelegram(v.telegram)
+    n++
+    if (r.ok && r.identifier === v.id) same++
   }
-  t.comment(`inspect: identifier equals vector id for ${same}/${n}`);
-  t.ok(same / n >= 0.85);
+  t.comment(`inspect: identifier equals vector id for ${same}/${n}`)
+  t.ok(same / n >= 0.85)
   for (const v of crypto) {
-    const r = inspectTelegram(v.telegram);
-    t.ok(r.ok && r.identifier === v.id && r.encrypted === true, v.source);
+    const r = inspectTelegram(v.telegram)
+    t.ok(r.ok && r.identifier === v.id && r.encrypted === true, v.source)
   }
-  t.same(inspectTelegram('XYZ'), { ok: false, error: 'must be hexadecimal' });
-  t.same(inspectTelegram('2E4'), { ok: false, error: 'must have an even number of hex digits' });
-  t.same(inspectTelegram('2E44' + '00'.repeat(20)), { ok: false, error: 'length field does not match frame length' });
-  t.same(inspectTelegram(''), { ok: false, error: 'must be a non-empty hex string' });
-  const amiplus = loadVectors('visible.jsonl').find((v) => v.driver === 'amiplus')!;
-  t.same(inspectTelegram(amiplus.telegram), { ok: true, identifier: amiplus.id, manufacturer: 'APA', encrypted: false });
-});
+  t.same(inspectTelegram('XYZ'), { ok: false, error: 'must be hexadecimal' })
+  t.same(inspectTelegram('2E4'), { ok: false, error: 'must have an even number of hex digits' })
+  t.same(inspectTelegram('2E44' + '00'.repeat(20)), {
+    ok: false,
+    error: 'length field does not match frame length',
+  })
+  t.same(inspectTelegram(''), { ok: false, error: 'must be a non-empty hex string' })
+  const amiplus = loadVectors('visible.jsonl').find((v) => v.driver === 'amiplus')!
+  t.same(inspectTelegram(amiplus.telegram), {
+    ok: true,
+    identifier: amiplus.id,
+    manufacturer: 'APA',
+    encrypted: false,
+  })
+})
