@@ -40,8 +40,8 @@ export async function buildIngestStage(s: Services): Promise<Stage & { actors: A
   })
   s.ingest = pipeline
   s.actors = actors
-  // Settings that change how readings are judged make the meter's actor reload.
-  await s.coord.subscribe('meter-changed', (msg) => actors.forget(Number(msg.split(':')[1])))
+  // A recorded exchange changes how readings are judged: the meter's actor reloads.
+  await s.coord.subscribe('exchanges', (msg) => actors.forget(Number(msg.split(':')[1])))
   return {
     name: 'ingest',
     actors,
