@@ -1,6 +1,7 @@
 // Versioned schema migrations, applied in order at start. A migration is a list of
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
+import { rollupStatements } from '../query/rollup.js'
 import { chTime, type Sql } from './sql.js'
 
 export interface SchemaOptions {
@@ -145,6 +146,11 @@ export const migrations: Migration[] = [
          alerts_opened UInt64, alerts_resolved UInt64, transfers UInt64`,
         'MergeTree()', 'ORDER BY ran_at'),
     ],
+  },
+  {
+    version: 4,
+    name: 'hourly readings rollup (exact under versions and replays, docs/query.md)',
+    statements: (o) => rollupStatements(o),
   },
 ]
 

@@ -1,0 +1,156 @@
+// Meter groups (api-v1.md "/api/v1/meterGroups"): a tree with materialised paths. Flat list
+// by path with meter_count (meters filed directly), subtree filter, create, rename/move
+// (whole subtree's paths rewritten) and delete of empty groups; 409 GroupConflict for
+// sibling name clashes, moves into the own subtree and non-empty deletes.
+import { Type } from '@sinclair/typebox'
+import { apiError, FieldErrorCollector, validationError } from '../errors.js'
+import type { Router } from '../http/router.js'
+import type { HttpRequest } from '../http/types.js'
+import { json } from '../http/types.js'
+import { check, rejectUnknown } from '../http/validate.js'
+import { intParam } from '../query/params.js'
+import type { Services } from '../services.js'
+import type { MeterGroup } from '../store/groups.js'
+import { pathId } from './meters.js'
+
+const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' })
+const ParentId = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])
+const CreateBody = Type.Object({ name: Name, parent_id: Type.Optional(ParentId) })
+const PatchBody = Type.Object({ name: Type.Optional(Name), parent_id: Type.Optional(ParentId) })
+
+function objectBody(req: HttpRequest, allowed: string[]): Record<string, unknown> {
+  const b = req.body.length === 0 ? {} : req.json()
+  if (b === null || typeof b !== 'object' || Array.isArray(b))
+    throw validationError({ body: ['The body must be a JSON object.'] })
+  const unknown = rejectUnknown(b as Record<string, unknown>, allowed)
+  if (Object.keys(unknown).length) throw validationError(unknown)
+  return b as Record<string, unknown>
+}
+
+/** Group mutations of one workspace run one at a time (here, and under a lease across instances). */
+const chains = new Map<number, Promise<unknown>>()
+async function serialized<T>(s: Services, ws: number, f: () => Promise<T>): Promise<T> {
+  const prev = chains.get(ws) ?? Promise.resolve()
+  const run = prev
+    .catch(() => {})
+    .then(async () => {
+      const owner = `${process.pid}:${Math.random()}`
+      for (let i = 0; !(await s.coord.lease(`groups:${ws}`, owner, 10_000)); i++) {
+        if (i > 500) throw new Error('timed out waiting for the group lock')
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      try {
+        return await f()
+      } finally {
+        await s.coord.release(`groups:${ws}`, owner).catch(() => {})
+      }
+    })
+  chains.set(ws, run)
+  try {
+    return await run
+  } finally {
+    if (chains.get(ws) === run) chains.delete(ws)
+  }
+}
+
+export function registerGroups(router: Router, s: Services): void {
+  const write = (req: HttpRequest) => s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
+
+  const counts = async (ws: number) => {
+    const c = new Map<number, number>()
+    for (const m of await s.meters.list(ws)) if (m.group_id !== null) c.set(m.group_id, (c.get(m.group_id) ?? 0) + 1)
+    return c
+  }
+  const view = (g: MeterGroup, c: Map<number, number>) => ({
+    id: g.id,
+    name: g.name,
+    parent_id: g.parent_id,
+    path: g.path,
+    meter_count: c.get(g.id) ?? 0,
+  })
+  const sortByPath = (a: MeterGroup, b: MeterGroup) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  const clash = (all: MeterGroup[], parent: number | null, name: string, self?: number) =>
+    all.some((g) => g.parent_id === parent && g.name === name && g.id !== self)
+
+  router.get('/api/v1/meterGroups', async (req) => {
+    const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
+    const errs = new FieldErrorCollector()
+    const groupId = intParam(req.query, 'group_id', errs)
+    errs.throwIfAny()
+    let all = (await s.groups.list(ws)).sort(sortByPath)
+    if (groupId !== undefined) {
+      const g = all.find((x) => x.id === groupId)
+      if (!g) throw validationError({ group_id: ['The selected group_id is invalid.'] })
+      all = all.filter((x) => x.path.startsWith(g.path))
+    }
+    const c = await counts(ws)
+    return json(200, { data: all.map((g) => view(g, c)) })
+  })
+
+  router.post('/api/v1/meterGroups', async (req) => {
+    const { workspaceId: ws } = await write(req)
+    const b = check(CreateBody, objectBody(req, ['name', 'parent_id']))
+    return serialized(s, ws, async () => {
+      const all = await s.groups.list(ws)
+      const parentId = b.parent_id ?? null
+      const parent = parentId === null ? null : all.find((g) => g.id === parentId)
+      if (parent === undefined) throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
+      if (clash(all, parentId, b.name))
+        throw apiError('GroupConflict', `A sibling group named "${b.name}" already exists.`)
+      const id = await s.groups.nextId()
+      const g: MeterGroup = { id, workspace_id: ws, name: b.name, parent_id: parentId, path: `${parent?.path ?? '/'}${id}/` }
+      await s.groups.save([g])
+      return json(201, { data: view(g, new Map()) })
+    })
+  })
+
+  router.patch('/api/v1/meterGroups/:group', async (req) => {
+    const { workspaceId: ws } = await write(req)
+    const id = pathId(req, 'group')
+    const b = check(PatchBody, objectBody(req, ['name', 'parent_id']))
+    return serialized(s, ws, async () => {
+      const all = await s.groups.list(ws)
+      const g = all.find((x) => x.id === id)
+      if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
+      const name = b.name ?? g.name
+      const parentId = 'parent_id' in b ? (b.parent_id ?? null) : g.parent_id
+      let changed: MeterGroup[] = []
+      if (parentId !== g.parent_id) {
+        const parent = parentId === null ? null : all.find((x) => x.id === parentId)
+        if (parent === undefined) throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
+        if (parent && parent.path.startsWith(g.path))
+          throw apiError('GroupConflict', 'A group cannot be moved into its own subtree.')
+        if (clash(all, parentId, name, g.id))
+          throw apiError('GroupConflict', `A sibling group named "${name}" already exists.`)
+        const newPath = `${parent?.path ?? '/'}${g.id}/`
+        changed = all
+          .filter((x) => x.path.startsWith(g.path))
+          .map((x) => ({ ...x, path: newPath + x.path.slice(g.path.length) }))
+        changed = changed.map((x) => (x.id === g.id ? { ...x, name, parent_id: parentId } : x))
+      } else {
+        if (name !== g.name && clash(all, parentId, name, g.id))
+          throw apiError('GroupConflict', `A sibling group named "${name}" already exists.`)
+        changed = [{ ...g, name }]
+      }
+      await s.groups.save(changed)
+      const updated = changed.find((x) => x.id === g.id)!
+      return json(200, { data: view(updated, await counts(ws)) })
+    })
+  })
+
+  router.delete('/api/v1/meterGroups/:group', async (req) => {
+    const { workspaceId: ws } = await write(req)
+    const id = pathId(req, 'group')
+    return serialized(s, ws, async () => {
+      const all = await s.groups.list(ws)
+      const g = all.find((x) => x.id === id)
+      if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
+      if (all.some((x) => x.parent_id === g.id))
+        throw apiError('GroupConflict', 'The group still contains subgroups.')
+      if ((await counts(ws)).get(g.id))
+        throw apiError('GroupConflict', 'The group still contains meters.')
+      await s.groups.delete(g)
+      return json(200, { data: { deleted: true, id: g.id } })
+    })
+  })
+}

@@ -1,0 +1,251 @@
+// Meters master data (api-v1.md "GET/POST/PATCH/DELETE /api/v1/meters"): list, create (plan
+// limit 402, warning object, meter.created), partial update, delete with confirmation and
+// everything hanging off the meter (readings, rollup, status reports, exchanges).
+import { Type, type TSchema } from '@sinclair/typebox'
+import { apiError, FieldErrorCollector, validationError } from '../errors.js'
+import type { Router } from '../http/router.js'
+import type { HttpRequest } from '../http/types.js'
+import { json } from '../http/types.js'
+import { check, rejectUnknown } from '../http/validate.js'
+import { deleteRollup } from '../query/rollup.js'
+import { UNIT_NAMES, unitFamily } from '../query/units.js'
+import type { Services } from '../services.js'
+import type { Meter, NewMeter } from '../store/meters.js'
+import { isoFromCh } from '../store/sql.js'
+import { latestStatuses } from '../store/status.js'
+import { meterView } from './meter-view.js'
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+const UnitT = Type.Union(UNIT_NAMES.map((u) => Type.Literal(u)))
+
+const FIELDS = {
+  meter_identifier: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }),
+  name: Nullable(Type.String({ maxLength: 255 })),
+  unit: Nullable(UnitT),
+  group_id: Nullable(Type.Integer({ minimum: 1 })),
+  rollover_max: Nullable(Type.Number({ exclusiveMinimum: 0 })),
+  expected_interval_minutes: Nullable(Type.Integer({ minimum: 1, maximum: 527_040 })),
+  pulse_weight: Nullable(Type.Number({ exclusiveMinimum: 0 })),
+  pulse_unit: Nullable(UnitT),
+}
+const CREATE_KEYS = [...Object.keys(FIELDS), 'profile']
+const PATCH_KEYS = [...Object.keys(FIELDS), 'display_unit']
+
+const CreateBody = Type.Object({
+  ...FIELDS,
+  meter_identifier: FIELDS.meter_identifier,
+  name: Type.Optional(FIELDS.name),
+  unit: Type.Optional(FIELDS.unit),
+  group_id: Type.Optional(FIELDS.group_id),
+  rollover_max: Type.Optional(FIELDS.rollover_max),
+  expected_interval_minutes: Type.Optional(FIELDS.expected_interval_minutes),
+  pulse_weight: Type.Optional(FIELDS.pulse_weight),
+  pulse_unit: Type.Optional(FIELDS.pulse_unit),
+  profile: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+})
+const PatchBody = Type.Object({
+  meter_identifier: Type.Optional(FIELDS.meter_identifier),
+  name: Type.Optional(FIELDS.name),
+  unit: Type.Optional(FIELDS.unit),
+  display_unit: Type.Optional(Nullable(UnitT)),
+  group_id: Type.Optional(FIELDS.group_id),
+  rollover_max: Type.Optional(FIELDS.rollover_max),
+  expected_interval_minutes: Type.Optional(FIELDS.expected_interval_minutes),
+  pulse_weight: Type.Optional(FIELDS.pulse_weight),
+  pulse_unit: Type.Optional(FIELDS.pulse_unit),
+})
+const DeleteBody = Type.Object({ confirm_meter_identifier: Type.String() })
+
+/** Fields whose change alters how already-stored readings are interpreted. */
+const INTERPRETING = ['unit', 'rollover_max', 'pulse_weight', 'pulse_unit'] as const
+
+export function warning(changed: string[]): { message: string; changed: string[] } | null {
+  if (!changed.length) return null
+  return {
+    message:
+      `Changing ${changed.join(', ')} alters how already-stored readings are interpreted. ` +
+      'They are not recomputed automatically; run service:backfill-reading-quality.',
+    changed,
+  }
+}
+
+function body(req: HttpRequest): Record<string, unknown> {
+  const b = req.json()
+  if (b === null || typeof b !== 'object' || Array.isArray(b))
+    throw validationError({ body: ['The body must be a JSON object.'] })
+  return b as Record<string, unknown>
+}
+
+/** Path id: a positive integer, else 422 naming the parameter. */
+export function pathId(req: HttpRequest, name: string): number {
+  const raw = req.params[name] ?? ''
+  if (!/^[0-9]{1,15}$/.test(raw) || Number(raw) < 1)
+    throw validationError({ [name]: [`The ${name} path parameter must be a positive integer.`] })
+  return Number(raw)
+}
+
+export async function viewMeters(s: Services, ws: number, meters: Meter[]) {
+  const [groups, statuses] = await Promise.all([
+    s.groups.list(ws),
+    latestStatuses(s.store.sql, ws, meters.length === 1 ? [meters[0]!.id] : undefined),
+  ])
+  const gById = new Map(groups.map((g) => [g.id, g]))
+  return Promise.all(
+    meters.map(async (m) =>
+      meterView(
+        m,
+        await s.profiles.get(ws, m.profile_key, m.profile_version),
+        m.group_id !== null ? (gById.get(m.group_id) ?? null) : null,
+        statuses.get(m.id) ?? null,
+      ),
+    ),
+  )
+}
+
+export function registerMeters(router: Router, s: Services): void {
+  const write = (req: HttpRequest) => s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
+
+  router.get('/api/v1/meters', async (req) => {
+    const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
+    return json(200, { data: await viewMeters(s, ws, await s.meters.list(ws)) })
+  })
+
+  router.post('/api/v1/meters', async (req) => {
+    const { workspaceId: ws } = await write(req)
+    const raw = body(req)
+    const unknown = rejectUnknown(raw, CREATE_KEYS)
+    if ('display_unit' in raw) unknown.display_unit = ['The display_unit field can only be set with PATCH.']
+    const errs = new FieldErrorCollector()
+    for (const [k, v] of Object.entries(unknown)) for (const m of v) errs.add(k, m)
+    errs.throwIfAny()
+    const b = check(CreateBody, raw)
+    if (((b.pulse_weight ?? null) === null) !== ((b.pulse_unit ?? null) === null)) {
+      const k = b.pulse_weight == null ? 'pulse_weight' : 'pulse_unit'
+      errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
+    }
+    if (b.group_id != null && !(await s.groups.get(ws, b.group_id)))
+      errs.add('group_id', 'The selected group_id is invalid.')
+    let profile = null
+    if (b.profile !== undefined) {
+      profile = await s.profiles.get(ws, b.profile)
+      if (!profile) errs.add('profile', 'The selected profile is invalid.')
+    }
+    if (await s.meters.byIdentifier(ws, b.meter_identifier))
+      errs.add('meter_identifier', 'The meter_identifier has already been taken.')
+    errs.throwIfAny()
+
+    const fields: NewMeter = {
+      meter_identifier: b.meter_identifier,
+      name: b.name ?? null,
+      unit: b.unit ?? null,
+      display_unit: null,
+      group_id: b.group_id ?? null,
+      rollover_max: b.rollover_max ?? null,
+      expected_interval_minutes: b.expected_interval_minutes ?? null,
+      pulse_weight: b.pulse_weight ?? null,
+      pulse_unit: b.pulse_unit ?? null,
+      profile_key: profile?.key ?? 'generic',
+      profile_version: profile?.version ?? 1,
+      profile_needs_review: profile === null,
+      lifecycle_state: 'active',
+      lifecycle_changed_at: null,
+      wmbus_key: null,
+    }
+    const res = await s.meters.create(ws, fields, async () => {
+      const w = await s.tenants.getWorkspace(ws)
+      if (w?.plan_meter_limit != null && (await s.meters.countOperational(ws)) >= w.plan_meter_limit)
+        return 'rejected_plan_limit' as const
+      return null
+    })
+    if ('refused' in res)
+      throw apiError('PlanLimit', 'The workspace is at its plan meter limit; an owner must upgrade.', {
+        reason: res.refused,
+      })
+    if (!res.created) throw validationError({ meter_identifier: ['The meter_identifier has already been taken.'] })
+    const m = res.meter
+    await s.outbox.emit(ws, 'meter.created', {
+      meter: { id: m.id, identifier: m.meter_identifier, name: m.name, unit: m.unit, group_id: m.group_id },
+    })
+    const changed = INTERPRETING.filter((k) => b[k] != null)
+    const [view] = await viewMeters(s, ws, [m])
+    return json(201, { data: view, warning: warning([...changed]) })
+  })
+
+  router.patch('/api/v1/meters/:meter', async (req) => {
+    const { workspaceId: ws } = await write(req)
+    const id = pathId(req, 'meter')
+    const m = await s.meters.byId(ws, id)
+    if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
+    const raw = body(req)
+    const unknown = rejectUnknown(raw, PATCH_KEYS)
+    if (Object.keys(unknown).length) throw validationError(unknown)
+    const b = check(PatchBody, raw)
+    const errs = new FieldErrorCollector()
+    const next: Meter = { ...m }
+    for (const k of PATCH_KEYS) if (k in b) (next as any)[k] = (b as any)[k]
+    if ((next.pulse_weight === null) !== (next.pulse_unit === null)) {
+      const k = 'pulse_weight' in b ? 'pulse_weight' : 'pulse_unit'
+      errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
+    }
+    if (next.display_unit !== null && unitFamily(next.display_unit) !== unitFamily(next.unit)) {
+      if ('display_unit' in b)
+        errs.add(
+          'display_unit',
+          next.unit === null
+            ? 'The display_unit field needs a meter unit to belong to.'
+            : `The display_unit must belong to the ${unitFamily(next.unit)} family of the meter's unit.`,
+        )
+      else next.display_unit = null // unit moved to another family: back to the canonical unit
+    }
+    if ('group_id' in b && b.group_id != null && !(await s.groups.get(ws, b.group_id)))
+      errs.add('group_id', 'The selected group_id is invalid.')
+    if (next.meter_identifier !== m.meter_identifier) {
+      const other = await s.meters.byIdentifier(ws, next.meter_identifier)
+      if (other && other.id !== m.id) errs.add('meter_identifier', 'The meter_identifier has already been taken.')
+    }
+    errs.throwIfAny()
+    const changed = INTERPRETING.filter((k) => next[k] !== m[k])
+    await s.meters.save(next)
+    const [view] = await viewMeters(s, ws, [next])
+    return json(200, { data: view, warning: warning([...changed]) })
+  })
+
+  router.delete('/api/v1/meters/:meter', async (req) => {
+    const { workspaceId: ws } = await write(req)
+    const id = pathId(req, 'meter')
+    const m = await s.meters.byId(ws, id)
+    if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
+    if (req.body.length === 0)
+      throw validationError({ confirm_meter_identifier: ['The confirm_meter_identifier field is required.'] })
+    const b = check(DeleteBody, body(req))
+    if (b.confirm_meter_identifier !== m.meter_identifier)
+      throw validationError({
+        confirm_meter_identifier: ["The confirm_meter_identifier must equal the meter's own identifier."],
+      })
+    const sql = s.store.sql
+    // Readings still waiting in the group-commit buffer are stored first, so they go too.
+    await s.store.flush()
+    const p = { ws, m: m.id }
+    const where = 'workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}'
+    const [c] = await sql.query<{ n: string; lo: string | null; hi: string | null }>(
+      `SELECT count() AS n, if(n = 0, NULL, min(recorded_at)) AS lo, if(n = 0, NULL, max(recorded_at)) AS hi
+       FROM readings FINAL WHERE ${where}`,
+      p,
+    )
+    await s.meters.delete(m)
+    await sql.exec(`DELETE FROM readings WHERE ${where}`, p)
+    await deleteRollup(sql, ws, { meterId: m.id })
+    await sql.exec(`DELETE FROM status_reports WHERE ${where}`, p)
+    await sql.exec(`DELETE FROM meter_exchanges WHERE ${where}`, p)
+    return json(200, {
+      data: {
+        deleted: true,
+        id: m.id,
+        meter_identifier: m.meter_identifier,
+        readings_deleted: Number(c?.n ?? 0),
+        readings_from: c?.lo ? isoFromCh(c.lo) : null,
+        readings_to: c?.hi ? isoFromCh(c.hi) : null,
+      },
+    })
+  })
+}

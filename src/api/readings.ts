@@ -1,0 +1,134 @@
+// GET /api/v1/readings: raw rows, hourly/daily buckets (tz-aware, DST-correct) and derived
+// consumption (api-v1.md "GET /api/v1/readings"; exactness and limits in docs/query.md).
+import { FieldErrorCollector, validationError } from '../errors.js'
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { derivedConsumption } from '../query/consumption.js'
+import { intParam, enumParam, meta, pageParams, rangeParams } from '../query/params.js'
+import { aggregateReadings, rawReadings } from '../query/readings.js'
+import { isoLocal, isValidTimeZone, offsetMs } from '../query/time.js'
+import type { Services } from '../services.js'
+import type { Meter } from '../store/meters.js'
+
+const KINDS = ['consumption', 'saldo'] as const
+const AGGREGATES = ['raw', 'hourly', 'daily'] as const
+
+/** Meters of the workspace, of one meter, or of a group's subtree; 422 for unknown ids. */
+export async function scopeMeters(
+  s: Services,
+  ws: number,
+  meterId: number | undefined,
+  groupId: number | undefined,
+): Promise<Meter[]> {
+  if (meterId !== undefined) {
+    const m = await s.meters.byId(ws, meterId)
+    if (!m) throw validationError({ meter_id: ['The selected meter_id is invalid.'] })
+    return [m]
+  }
+  const all = await s.meters.list(ws)
+  if (groupId === undefined) return all
+  const g = await s.groups.get(ws, groupId)
+  if (!g) throw validationError({ group_id: ['The selected group_id is invalid.'] })
+  const subtree = new Set((await s.groups.list(ws)).filter((x) => x.path.startsWith(g.path)).map((x) => x.id))
+  subtree.add(g.id)
+  return all.filter((m) => m.group_id !== null && subtree.has(m.group_id))
+}
+
+export function registerReadings(router: Router, s: Services): void {
+  router.get('/api/v1/readings', async (req) => {
+    const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
+    const q = req.query
+    const errs = new FieldErrorCollector()
+    const meterId = intParam(q, 'meter_id', errs)
+    const groupId = intParam(q, 'group_id', errs)
+    if (q.has('meter_id') && q.has('group_id')) {
+      errs.add('meter_id', 'The meter_id and group_id fields are mutually exclusive.')
+      errs.add('group_id', 'The meter_id and group_id fields are mutually exclusive.')
+    }
+    const kind = enumParam(q, 'kind', KINDS, errs) ?? null
+    const aggregate = enumParam(q, 'aggregate', AGGREGATES, errs) ?? 'raw'
+    const derive = enumParam(q, 'derive', ['consumption'] as const, errs) ?? null
+    const interpolate = enumParam(q, 'interpolate', ['linear'] as const, errs) ?? null
+    let tz: string | null = null
+    const rawTz = q.get('tz')
+    if (rawTz !== null) {
+      if (isValidTimeZone(rawTz)) tz = rawTz
+      else errs.add('tz', 'The tz field must be a valid IANA time zone.')
+    }
+    if (derive) {
+      if (!q.has('meter_id')) errs.add('meter_id', 'The meter_id field is required when derive is present.')
+      if (q.has('aggregate') && aggregate !== 'raw')
+        errs.add('aggregate', 'The aggregate field is not allowed with derive.')
+      if (kind === 'consumption') errs.add('kind', 'derive=consumption is computed from saldo readings.')
+    } else if (q.has('interpolate')) errs.add('interpolate', 'The interpolate field is only allowed with derive.')
+    const { page, perPage } = pageParams(q, errs)
+    const range = rangeParams(q, errs, s.clock.now(), tz)
+    errs.throwIfAny()
+    const { from, to } = range!
+
+    const meters = await scopeMeters(s, ws, meterId, groupId)
+    const head = { aggregate, from: new Date(from).toISOString(), to: new Date(to).toISOString() }
+
+    if (derive) {
+      const rows = await derivedConsumption(s.store.sql, meters[0]!, from, to, interpolate)
+      const slice = rows.slice((page - 1) * perPage, page * perPage)
+      return json(200, {
+        ...head,
+        derive,
+        data: slice.map((r) => ({
+          ...r,
+          period_start: new Date(r.period_start).toISOString(),
+          period_end: new Date(r.period_end).toISOString(),
+          ...(tz
+            ? {
+                period_start_local: isoLocal(r.period_start, offsetMs(tz, r.period_start)),
+                period_end_local: isoLocal(r.period_end, offsetMs(tz, r.period_end)),
+              }
+            : {}),
+        })),
+        meta: meta(page, perPage, rows.length),
+      })
+    }
+
+    if (!meters.length) return json(200, { ...head, data: [], meta: meta(page, perPage, 0) })
+    const byId = new Map(meters.map((m) => [m.id, m]))
+    const filter = { ws, meterIds: meters.map((m) => m.id), kind, from, to }
+    const pg = { limit: perPage, offset: (page - 1) * perPage }
+
+    if (aggregate === 'raw') {
+      const { rows, total } = await rawReadings(s.store.sql, filter, tz, pg)
+      return json(200, {
+        ...head,
+        data: rows.map((r) => ({
+          meter_id: r.meter_id,
+          meter_identifier: byId.get(r.meter_id)?.meter_identifier ?? null,
+          kind: r.kind,
+          value: r.value,
+          unit: r.unit,
+          canonical_value: r.canonical_value,
+          canonical_unit: r.canonical_unit,
+          quality_flags: r.quality_flags.length ? r.quality_flags : null,
+          recorded_at: new Date(r.t).toISOString(),
+          ...(tz ? { recorded_at_local: isoLocal(r.t, r.off!) } : {}),
+        })),
+        meta: meta(page, perPage, total),
+      })
+    }
+
+    const { rows, total } = await aggregateReadings(s.store.sql, filter, aggregate, tz, pg)
+    return json(200, {
+      ...head,
+      data: rows.map((r) => ({
+        bucket_start: r.bucket_start,
+        meter_id: r.meter_id,
+        kind: r.kind,
+        reading_count: r.reading_count,
+        sum: r.sum,
+        min: r.min,
+        max: r.max,
+        avg: r.avg,
+      })),
+      meta: meta(page, perPage, total),
+    })
+  })
+}

@@ -1,0 +1,263 @@
+// ClickHouse queries behind GET /readings: raw rows (one per reading identity), hourly and
+// daily buckets (rollup + raw for dirty and partial hours, docs/query.md), and the saldo
+// series and exchanges that derived consumption is computed from.
+import type { Sql } from '../store/sql.js'
+import { ROLLUP_TABLE } from './rollup.js'
+import { wholeHourZone } from './time.js'
+
+const HOUR = 3_600_000
+
+export type Kind = 'consumption' | 'saldo'
+
+export interface RangeFilter {
+  ws: number
+  /** The meters to read; never empty (callers answer an empty set themselves). */
+  meterIds: number[]
+  kind: Kind | null
+  /** Inclusive bounds, epoch ms. */
+  from: number
+  to: number
+}
+
+export interface Page {
+  limit: number
+  offset: number
+}
+
+export interface RawRow {
+  meter_id: number
+  kind: Kind
+  value: number
+  unit: string | null
+  canonical_value: number | null
+  canonical_unit: string | null
+  quality_flags: string[]
+  t: number
+  /** Offset of the query zone at `t` in ms, when a zone was given. */
+  off: number | null
+}
+
+export interface BucketRow {
+  bucket_start: string
+  bucket_epoch: number
+  meter_id: number
+  kind: Kind
+  reading_count: number
+  sum: number
+  min: number
+  max: number
+  avg: number
+}
+
+const KIND_CODE: Record<Kind, number> = { consumption: 1, saldo: 2 }
+
+function baseWhere(f: RangeFilter, params: Record<string, unknown>): string {
+  params.ws = f.ws
+  params.ids = f.meterIds
+  const c = ['workspace_id = {ws:UInt64}', 'meter_id IN {ids:Array(UInt64)}']
+  if (f.kind) {
+    params.kind = f.kind
+    c.push('kind = {kind:String}')
+  }
+  return c.join(' AND ')
+}
+
+/** `recorded_at` within [a, b) or [a, b] as a SQL condition with literal ms bounds. */
+function timeCond(a: number, b: number, inclusiveEnd: boolean): string {
+  return `recorded_at >= fromUnixTimestamp64Milli(toInt64(${Math.trunc(a)}), 'UTC') AND recorded_at ${inclusiveEnd ? '<=' : '<'} fromUnixTimestamp64Milli(toInt64(${Math.trunc(b)}), 'UTC')`
+}
+
+const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+
+/** Raw readings, oldest first, exactly one row per identity (FINAL picks the newest version). */
+export async function rawReadings(
+  sql: Sql,
+  f: RangeFilter,
+  tz: string | null,
+  page: Page,
+): Promise<{ rows: RawRow[]; total: number }> {
+  const params: Record<string, unknown> = {}
+  const where = `${baseWhere(f, params)} AND ${timeCond(f.from, f.to, true)}`
+  const off = tz ? `, timeZoneOffset(toTimeZone(recorded_at, ${quote(tz)})) AS off` : ''
+  const rows = await sql.query<Record<string, any>>(
+    `SELECT meter_id, kind, value, unit, canonical_value, canonical_unit, quality_flags,
+            toUnixTimestamp64Milli(recorded_at) AS t${off}, count() OVER () AS total
+     FROM readings FINAL WHERE ${where}
+     ORDER BY recorded_at, meter_id, kind LIMIT ${page.limit} OFFSET ${page.offset}`,
+    params,
+  )
+  let total: number
+  if (rows.length) total = Number(rows[0]!.total)
+  else {
+    const [c] = await sql.query<{ c: string }>(`SELECT count() AS c FROM readings FINAL WHERE ${where}`, params)
+    total = Number(c?.c ?? 0)
+  }
+  return {
+    total,
+    rows: rows.map((r) => ({
+      meter_id: Number(r.meter_id),
+      kind: r.kind,
+      value: Number(r.value),
+      unit: r.unit,
+      canonical_value: r.canonical_value === null ? null : Number(r.canonical_value),
+      canonical_unit: r.canonical_unit,
+      quality_flags: r.quality_flags,
+      t: Number(r.t),
+      off: tz ? Number(r.off) * 1000 : null,
+    })),
+  }
+}
+
+/**
+ * Hourly or daily buckets over canonical values. Whole UTC hours inside the range come from
+ * the rollup unless dirty (an identity inserted more than once there); dirty hours, the
+ * partly covered first and last hour, and every hour of a zone without whole-hour offsets
+ * come from the raw readings with FINAL. So each reading is counted exactly once.
+ */
+export async function aggregateReadings(
+  sql: Sql,
+  f: RangeFilter,
+  bucket: 'hourly' | 'daily',
+  tz: string | null,
+  page: Page,
+): Promise<{ rows: BucketRow[]; total: number; dirtyHours: number; rollup: boolean }> {
+  const zone = quote(tz ?? 'UTC')
+  const useRollup = tz === null || wholeHourZone(tz, f.from, f.to)
+  // Whole hours [h0, h1) lie inside [from, to]; `to` is inclusive.
+  const h0 = Math.ceil(f.from / HOUR) * HOUR
+  const h1 = Math.floor((f.to + 1) / HOUR) * HOUR
+  const rollupRange = useRollup && h0 < h1
+  const params: Record<string, unknown> = {}
+  const where = baseWhere(f, params)
+
+  let dirty: { m: number; k: number; b: number }[] = []
+  if (rollupRange) {
+    const rows = await sql.query<{ m: string; k: number; b: number }>(
+      `SELECT meter_id AS m, CAST(kind, 'Int8') AS k, toUnixTimestamp(bucket) AS b FROM ${ROLLUP_TABLE}
+       WHERE ${where} AND bucket >= toDateTime(${h0 / 1000}, 'UTC') AND bucket < toDateTime(${h1 / 1000}, 'UTC')
+       GROUP BY meter_id, kind, bucket HAVING sum(rows) != uniqExactMerge(ids)`,
+      params,
+    )
+    dirty = rows.map((r) => ({ m: Number(r.m), k: Number(r.k), b: Number(r.b) }))
+  }
+
+  const outFromHour = bucket === 'hourly' ? 'bucket' : `toStartOfDay(bucket, ${zone})`
+  const outFromRaw =
+    bucket === 'hourly'
+      ? `toDateTime(toStartOfHour(recorded_at, ${zone}), 'UTC')`
+      : `toDateTime(toStartOfDay(recorded_at, ${zone}), 'UTC')`
+
+  const parts: string[] = []
+  const rawConds: string[] = []
+  if (rollupRange) {
+    const dirtyList = dirty.map((d) => `(${d.m}, ${d.k}, ${d.b})`).join(', ')
+    parts.push(
+      `SELECT meter_id, kind, toDateTime(${outFromHour}, 'UTC') AS b, toUInt64(cnt) AS c, toFloat64(total) AS s,
+              CAST(mn, 'Nullable(Float64)') AS lo, CAST(mx, 'Nullable(Float64)') AS hi
+       FROM ${ROLLUP_TABLE}
+       WHERE ${where} AND bucket >= toDateTime(${h0 / 1000}, 'UTC') AND bucket < toDateTime(${h1 / 1000}, 'UTC')
+       ${dirty.length ? `AND (meter_id, CAST(kind, 'Int8'), toUnixTimestamp(bucket)) NOT IN (${dirtyList})` : ''}`,
+    )
+    if (f.from < h0) rawConds.push(`(${timeCond(f.from, h0, false)})`)
+    if (h1 <= f.to) rawConds.push(`(${timeCond(h1, f.to, true)})`)
+    if (dirty.length) {
+      const lo = Math.min(...dirty.map((d) => d.b)) * 1000
+      const hi = Math.max(...dirty.map((d) => d.b)) * 1000 + HOUR
+      rawConds.push(
+        `(${timeCond(lo, hi, false)} AND (meter_id, CAST(kind, 'Int8'), toUnixTimestamp(toStartOfHour(recorded_at))) IN (${dirtyList}))`,
+      )
+    }
+  } else rawConds.push(`(${timeCond(f.from, f.to, true)})`)
+  if (rawConds.length)
+    parts.push(
+      `SELECT meter_id, kind, ${outFromRaw} AS b, toUInt64(1) AS c, toFloat64(assumeNotNull(canonical_value)) AS s,
+              CAST(canonical_value, 'Nullable(Float64)') AS lo, CAST(canonical_value, 'Nullable(Float64)') AS hi
+       FROM readings FINAL
+       WHERE ${where} AND canonical_value IS NOT NULL AND (${rawConds.join(' OR ')})`,
+    )
+
+  const rows = await sql.query<Record<string, any>>(
+    `SELECT meter_id, kind, toUnixTimestamp(b) AS epoch, formatDateTime(b, '%Y-%m-%d %H:%i:%S', ${zone}) AS label,
+            c, s, lo, hi, count() OVER () AS total
+     FROM (SELECT meter_id, kind, b, sum(c) AS c, sum(s) AS s, min(lo) AS lo, max(hi) AS hi
+           FROM (${parts.join(' UNION ALL ')}) GROUP BY meter_id, kind, b HAVING c > 0)
+     ORDER BY b, meter_id, kind LIMIT ${page.limit} OFFSET ${page.offset}`,
+    params,
+  )
+  let total = rows.length ? Number(rows[0]!.total) : 0
+  if (!rows.length && page.offset > 0) {
+    const [c] = await sql.query<{ c: string }>(
+      `SELECT count() AS c FROM (SELECT meter_id, kind, b, sum(c) AS c FROM (${parts.join(' UNION ALL ')})
+       GROUP BY meter_id, kind, b HAVING c > 0)`,
+      params,
+    )
+    total = Number(c?.c ?? 0)
+  }
+  return {
+    total,
+    dirtyHours: dirty.length,
+    rollup: useRollup,
+    rows: rows.map((r) => {
+      const c = Number(r.c)
+      const s = Number(r.s)
+      return {
+        bucket_start: r.label,
+        bucket_epoch: Number(r.epoch),
+        meter_id: Number(r.meter_id),
+        kind: r.kind,
+        reading_count: c,
+        sum: s,
+        min: Number(r.lo),
+        max: Number(r.hi),
+        avg: s / c,
+      }
+    }),
+  }
+}
+
+/** Canonical saldo readings of one meter in [from, to], oldest first, one per identity. */
+export async function saldoPoints(
+  sql: Sql,
+  ws: number,
+  meterId: number,
+  from: number,
+  to: number,
+): Promise<{ points: { recordedAt: number; canonicalValue: number }[]; canonicalUnit: string | null }> {
+  const rows = await sql.query<{ t: string; v: number; u: string | null }>(
+    `SELECT toUnixTimestamp64Milli(recorded_at) AS t, canonical_value AS v, canonical_unit AS u
+     FROM readings FINAL
+     WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo'
+       AND canonical_value IS NOT NULL AND ${timeCond(from, to, true)}
+     ORDER BY recorded_at`,
+    { ws, m: meterId },
+  )
+  let unit: string | null = null
+  const points = rows.map((r) => {
+    unit ??= r.u
+    return { recordedAt: Number(r.t), canonicalValue: Number(r.v) }
+  })
+  return { points, canonicalUnit: unit }
+}
+
+export interface ExchangeRow {
+  exchangedAt: number
+  oldFinalValue: number | null
+  newInitialValue: number | null
+}
+
+/** Recorded exchanges of one meter (values in the meter's unit, as stored). */
+export async function meterExchanges(sql: Sql, ws: number, meterId: number): Promise<ExchangeRow[]> {
+  const rows = await sql.query<Record<string, any>>(
+    `SELECT toUnixTimestamp64Milli(exchanged_at) AS t, old_final_value, new_initial_value
+     FROM meter_exchanges FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
+     ORDER BY exchanged_at, id`,
+    { ws, m: meterId },
+  )
+  return rows.map((r) => ({
+    exchangedAt: Number(r.t),
+    oldFinalValue: r.old_final_value === null ? null : Number(r.old_final_value),
+    newInitialValue: r.new_initial_value === null ? null : Number(r.new_initial_value),
+  }))
+}
+
+export { KIND_CODE }

@@ -1,0 +1,71 @@
+// Hourly rollup of readings that stays exact under ReplacingMergeTree versions and replays.
+//
+// A materialized view adds, for every inserted block, one row per (workspace, meter, kind,
+// UTC hour) with the sums over canonical values *and* two identity counters: `rows` (physical
+// rows inserted, every version and replay included) and `ids` (an exact set of the distinct
+// recorded_at values). While rows = uniqExact(ids) every reading identity of that hour was
+// inserted exactly once, so the rollup sums equal the deduplicated readings. An hour where
+// they differ is "dirty" (a new version or a replay arrived) and is recomputed from the raw
+// readings with FINAL at query time. Hours at the edges of a query range that are only
+// partly covered also come from the raw table. See docs/query.md.
+import type { SchemaOptions } from '../store/migrations.js'
+import type { Sql } from '../store/sql.js'
+
+export const ROLLUP_TABLE = 'readings_hourly'
+
+const COLUMNS = `workspace_id UInt64, meter_id UInt64, kind Enum8('consumption' = 1, 'saldo' = 2),
+  bucket DateTime('UTC'),
+  rows SimpleAggregateFunction(sum, UInt64),
+  ids AggregateFunction(uniqExact, DateTime64(3, 'UTC')),
+  cnt SimpleAggregateFunction(sum, UInt64),
+  total SimpleAggregateFunction(sum, Float64),
+  mn SimpleAggregateFunction(min, Nullable(Float64)),
+  mx SimpleAggregateFunction(max, Nullable(Float64))`
+
+const SELECT = `SELECT workspace_id, meter_id, kind, toStartOfHour(recorded_at) AS bucket,
+  toUInt64(count()) AS rows, uniqExactState(recorded_at) AS ids,
+  toUInt64(count(canonical_value)) AS cnt, sum(ifNull(canonical_value, 0)) AS total,
+  min(canonical_value) AS mn, max(canonical_value) AS mx`
+
+/** DDL of migration 4: the rollup table, its view, and a backfill of rows stored before it. */
+export function rollupStatements(o: SchemaOptions): string[] {
+  const tail = 'PARTITION BY toYYYYMM(bucket) ORDER BY (workspace_id, meter_id, kind, bucket)'
+  if (!o.cluster)
+    return [
+      `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (${COLUMNS}) ENGINE = AggregatingMergeTree ${tail}`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
+      `INSERT INTO ${ROLLUP_TABLE} ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
+    ]
+  const c = `ON CLUSTER '${o.cluster}'`
+  return [
+    `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE}_local ${c} (${COLUMNS}) ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/${ROLLUP_TABLE}', '{replica}') ${tail}`,
+    `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} ${c} AS ${ROLLUP_TABLE}_local ENGINE = Distributed('${o.cluster}', currentDatabase(), ${ROLLUP_TABLE}_local, cityHash64(workspace_id))`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv ${c} TO ${ROLLUP_TABLE}_local AS ${SELECT} FROM readings_local GROUP BY workspace_id, meter_id, kind, bucket`,
+    `INSERT INTO ${ROLLUP_TABLE} ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
+  ]
+}
+
+/**
+ * Removes rollup rows of deleted readings. Whoever deletes readings (meter deletion,
+ * retention) calls this with the same meter / time bound; only whole hours are removed,
+ * a partly deleted hour becomes dirty-free only when all its readings go.
+ */
+export async function deleteRollup(
+  sql: Sql,
+  ws: number,
+  opts: { meterId?: number; before?: number },
+): Promise<void> {
+  const cond = ['workspace_id = {ws:UInt64}']
+  const params: Record<string, unknown> = { ws }
+  if (opts.meterId !== undefined) {
+    cond.push('meter_id = {m:UInt64}')
+    params.m = opts.meterId
+  }
+  if (opts.before !== undefined) {
+    // An hour still holding readings at or after `before` stays; it is then over-counted
+    // unless its readings are deleted by whole hours, which retention does (it cuts at the hour).
+    cond.push('bucket < toDateTime(intDiv({b:Int64}, 3600000) * 3600)')
+    params.b = opts.before
+  }
+  await sql.exec(`DELETE FROM ${ROLLUP_TABLE} WHERE ${cond.join(' AND ')}`, params)
+}
