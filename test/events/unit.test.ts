@@ -98,3 +98,72 @@ t.test('targets: URL shape and private ranges', async (t) => {
   for (const ip of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111'])
     t.notOk(isPrivateAddress(ip), ip)
 })
+
+t.test('mailer: outbox row always, and SMTP when SMTP_URL is set', async (t) => {
+  const { Mailer } = await import('../../src/events/mailer.js')
+  const net = await import('node:net')
+  const { pino } = await import('pino')
+  // A minimal SMTP server: enough of RFC 5321 for one plain-text message per connection.
+  const got: { rcpt: string[]; data: string }[] = []
+  const server = net.createServer((sock) => {
+    let buf = ''
+    let inData = false
+    let cur = { rcpt: [] as string[], data: '' }
+    sock.write('220 test ESMTP\r\n')
+    sock.on('data', (chunk) => {
+      buf += chunk.toString('utf8')
+      let i
+      while ((i = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        if (inData) {
+          if (line === '.') {
+            inData = false
+            got.push(cur)
+            cur = { rcpt: [], data: '' }
+            sock.write('250 queued\r\n')
+          } else cur.data += line + '\n'
+          continue
+        }
+        const cmd = line.slice(0, 4).toUpperCase()
+        if (cmd === 'EHLO' || cmd === 'HELO') sock.write('250 test\r\n')
+        else if (cmd === 'RCPT') {
+          cur.rcpt.push(line)
+          sock.write('250 ok\r\n')
+        } else if (cmd === 'DATA') {
+          inData = true
+          sock.write('354 go\r\n')
+        } else if (cmd === 'QUIT') sock.end('221 bye\r\n')
+        else sock.write('250 ok\r\n')
+      }
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())))
+  const port = (server.address() as import('node:net').AddressInfo).port
+  const stored: unknown[] = []
+  const repo = {
+    addMails: async (ms: any[]) => {
+      stored.push(...ms)
+      return ms.map((m, i) => ({ ...m, id: i + 1 }))
+    },
+  }
+  const mailer = new Mailer(
+    repo as any,
+    { now: () => 0 },
+    pino({ level: 'silent' }),
+    `smtp://127.0.0.1:${port}`,
+  )
+  await mailer.send(1, ['a@example.com', 'b@example.com'], 'Switched off', 'Body text')
+  t.equal(stored.length, 2, 'outbox rows written first')
+  const until = Date.now() + 5000
+  while (got.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+  mailer.close()
+  t.equal(got.length, 2)
+  t.same(got.map((g) => g.rcpt.join()).sort(), [
+    'RCPT TO:<a@example.com>',
+    'RCPT TO:<b@example.com>',
+  ])
+  t.match(got[0]!.data, /Subject: Switched off/)
+  t.match(got[0]!.data, /Body text/)
+})
