@@ -29,6 +29,17 @@ export interface StoredReadingRow {
   version: number
 }
 
+/** Rows of one meter matching (kind, recorded_at) keys; the time list lets the index prune. */
+const KEY_FILTER = `recorded_at IN {ts:Array(DateTime64(3, 'UTC'))}
+  AND concat(toString(kind), '|', toString(recorded_at)) IN {keys:Array(String)}`
+
+function keyParams(keys: { kind: string; t: number }[]) {
+  return {
+    ts: [...new Set(keys.map((k) => chTime(k.t)))],
+    keys: keys.map((k) => `${k.kind}|${chTime(k.t)}`),
+  }
+}
+
 /** Valid = has a canonical value and no unit mismatch (docs/quality.md). */
 const VALID = "canonical_value IS NOT NULL AND NOT has(quality_flags, 'unit_mismatch')"
 
@@ -131,9 +142,8 @@ export class HistoryLoader {
     if (!keys.length) return new Set()
     const rows = await this.sql.query<{ kind: string; recorded_at: string }>(
       `SELECT DISTINCT kind, recorded_at FROM readings
-       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
-         AND (kind, recorded_at) IN (SELECT tupleElement(x, 1), toDateTime64(tupleElement(x, 2), 3, 'UTC') FROM (SELECT arrayJoin({keys:Array(Tuple(String, String))}) AS x))`,
-      { ws, m: meterId, keys: keys.map((k) => [k.kind, chTime(k.t)]) },
+       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${KEY_FILTER}`,
+      { ws, m: meterId, ...keyParams(keys) },
     )
     return new Set(rows.map((r) => `${r.kind}:${parseChTime(r.recorded_at)}`))
   }
@@ -156,9 +166,8 @@ export class HistoryLoader {
   async rows(ws: number, meterId: number, keys: { kind: string; t: number }[]): Promise<StoredReadingRow[]> {
     if (!keys.length) return []
     return this.sql.query<StoredReadingRow>(
-      `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
-         AND (toString(kind), recorded_at) IN (SELECT tupleElement(x, 1), toDateTime64(tupleElement(x, 2), 3, 'UTC') FROM (SELECT arrayJoin({keys:Array(Tuple(String, String))}) AS x))`,
-      { ws, m: meterId, keys: keys.map((k) => [k.kind, chTime(k.t)]) },
+      `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${KEY_FILTER}`,
+      { ws, m: meterId, ...keyParams(keys) },
     )
   }
 }
