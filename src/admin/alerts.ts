@@ -36,18 +36,23 @@ const QualityParams = Type.Object(
   { flags: Type.Array(literals(QUALITY_FLAGS), { minItems: 1, uniqueItems: true }) },
   { additionalProperties: false },
 )
-const ResolveBody = Type.Object({ by: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { additionalProperties: false })
+const ResolveBody = Type.Object(
+  { by: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+)
 
 export function registerAlertAdmin(router: Router, s: Services): void {
   const repo = new AlertRepo(s)
-  const workspace = async (ws: number) => (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
+  const workspace = async (ws: number) =>
+    (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
   adminRoute(router, s, 'POST', '/workspaces/:ws/alert-rules', async (req) => {
     const ws = idParam(req, 'ws')
     await workspace(ws)
     const b = check(RuleBase, req.json())
     const raw = b.params ?? {}
-    const schema = b.type === 'no_data' ? NoDataParams : b.type === 'status' ? StatusParams : QualityParams
+    const schema =
+      b.type === 'no_data' ? NoDataParams : b.type === 'status' ? StatusParams : QualityParams
     const params = check(schema, raw, 'params') as Record<string, unknown>
     const rule = await repo.createRule(ws, b.type as AlertRuleType, params)
     return json(201, { data: { id: rule.id, type: rule.type, params: rule.params } })
@@ -56,7 +61,9 @@ export function registerAlertAdmin(router: Router, s: Services): void {
   adminRoute(router, s, 'GET', '/workspaces/:ws/alert-rules', async (req) => {
     const ws = idParam(req, 'ws')
     await workspace(ws)
-    return json(200, { data: (await repo.rules(ws)).map((r) => ({ id: r.id, type: r.type, params: r.params })) })
+    return json(200, {
+      data: (await repo.rules(ws)).map((r) => ({ id: r.id, type: r.type, params: r.params })),
+    })
   })
 
   adminRoute(router, s, 'GET', '/workspaces/:ws/alerts', async (req) => {

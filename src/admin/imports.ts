@@ -17,7 +17,10 @@ export function registerImportAdmin(router: Router, s: Services): void {
       checkAdmin(req, s.adminToken)
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-      if (req.body.length === 0) throw validationError({ body: ['An NDJSON body (one reportData item per line) is required.'] })
+      if (req.body.length === 0)
+        throw validationError({
+          body: ['An NDJSON body (one reportData item per line) is required.'],
+        })
       const r = await runner().start(ws, req.body)
       return json(202, { data: { id: r.id, status: r.status } })
     },

@@ -24,9 +24,16 @@ export function registerJobAdmin(router: Router, s: Services): void {
     if (b.meter_id !== undefined) {
       const m = await s.meters.findAnyById(b.meter_id)
       if (!m || (b.workspace_id !== undefined && m.workspace_id !== b.workspace_id))
-        throw validationError({ meter_id: [`No meter ${b.meter_id}${b.workspace_id !== undefined ? ' in this workspace' : ''}.`] })
+        throw validationError({
+          meter_id: [
+            `No meter ${b.meter_id}${b.workspace_id !== undefined ? ' in this workspace' : ''}.`,
+          ],
+        })
     }
-    const out = await backfillReadingQuality(s, { workspaceId: b.workspace_id, meterId: b.meter_id })
+    const out = await backfillReadingQuality(s, {
+      workspaceId: b.workspace_id,
+      meterId: b.meter_id,
+    })
     return json(200, { data: out })
   })
 }

@@ -18,7 +18,10 @@ const LifecycleBody = Type.Object(
   { additionalProperties: false },
 )
 const ProfileBody = Type.Object(
-  { key: Type.String({ minLength: 1, maxLength: 64 }), version: Type.Optional(Type.Integer({ minimum: 1 })) },
+  {
+    key: Type.String({ minLength: 1, maxLength: 64 }),
+    version: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
   { additionalProperties: false },
 )
 const WmbusKeyBody = Type.Object(
@@ -45,7 +48,11 @@ export interface StoredExchange {
 }
 
 /** A meter's recorded exchanges, oldest first (values in the meter's unit). */
-export async function listExchanges(sql: Sql, ws: number, meterId: number): Promise<StoredExchange[]> {
+export async function listExchanges(
+  sql: Sql,
+  ws: number,
+  meterId: number,
+): Promise<StoredExchange[]> {
   const rows = await sql.query<Record<string, any>>(
     `SELECT * FROM meter_exchanges FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
      ORDER BY exchanged_at, id`,
@@ -78,7 +85,11 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     const next: Meter =
       b.state === m.lifecycle_state
         ? m
-        : { ...m, lifecycle_state: b.state, lifecycle_changed_at: new Date(s.clock.now()).toISOString() }
+        : {
+            ...m,
+            lifecycle_state: b.state,
+            lifecycle_changed_at: new Date(s.clock.now()).toISOString(),
+          }
     if (next !== m) await s.meters.save(next)
     return json(200, { data: await meterResponse(s, next) })
   })
@@ -88,9 +99,15 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     const b = check(ProfileBody, req.json())
     const latest = await s.profiles.get(m.workspace_id, b.key)
     if (!latest) throw validationError({ key: [`No profile with key ${b.key} in this workspace.`] })
-    const p = b.version === undefined ? latest : await s.profiles.get(m.workspace_id, b.key, b.version)
+    const p =
+      b.version === undefined ? latest : await s.profiles.get(m.workspace_id, b.key, b.version)
     if (!p) throw validationError({ version: [`Profile ${b.key} has no version ${b.version}.`] })
-    const next: Meter = { ...m, profile_key: p.key, profile_version: p.version, profile_needs_review: false }
+    const next: Meter = {
+      ...m,
+      profile_key: p.key,
+      profile_version: p.version,
+      profile_needs_review: false,
+    }
     await s.meters.save(next)
     return json(200, { data: await meterResponse(s, next) })
   })
@@ -107,7 +124,10 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     const m = await meter(idParam(req, 'meter'))
     const b = check(ExchangeBody, req.json())
     const t = parseIso(b.exchanged_at)
-    if (t === null) throw validationError({ exchanged_at: ['The exchanged_at field must be an ISO 8601 date-time.'] })
+    if (t === null)
+      throw validationError({
+        exchanged_at: ['The exchanged_at field must be an ISO 8601 date-time.'],
+      })
     const at = chTime(t)
     const ex = {
       workspace_id: m.workspace_id,

@@ -11,14 +11,27 @@ import type { Services } from '../services.js'
 import { BUILTIN_PROFILES, type Profile } from '../store/profiles.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-export const CANONICAL_STATUSES = ['leak', 'burst', 'dry', 'reverse', 'tamper', 'low_battery', 'error'] as const
+export const CANONICAL_STATUSES = [
+  'leak',
+  'burst',
+  'dry',
+  'reverse',
+  'tamper',
+  'low_battery',
+  'error',
+] as const
 
 const ProfileCreate = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     kind: Type.Union([Type.Literal('consumption'), Type.Literal('saldo')]),
-    unit: Type.Union([Type.Literal('kwh'), Type.Literal('wh'), Type.Literal('m3'), Type.Literal('l')]),
+    unit: Type.Union([
+      Type.Literal('kwh'),
+      Type.Literal('wh'),
+      Type.Literal('m3'),
+      Type.Literal('l'),
+    ]),
     decoder: Type.Optional(Type.Union([Type.Unknown(), Type.Null()])),
     status_map: Type.Optional(Type.Unknown()),
   },
@@ -37,7 +50,8 @@ export const profileView = (p: Profile) => ({
 })
 
 export function registerProfileAdmin(router: Router, s: Services): void {
-  const workspace = async (ws: number) => (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
+  const workspace = async (ws: number) =>
+    (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
   adminRoute(router, s, 'GET', '/workspaces/:ws/profiles', async (req) => {
     const ws = idParam(req, 'ws')
@@ -67,12 +81,18 @@ export function registerProfileAdmin(router: Router, s: Services): void {
     let statusMap: Record<string, string> | null = null
     if (b.status_map !== undefined && b.status_map !== null) {
       if (typeof b.status_map !== 'object' || Array.isArray(b.status_map))
-        errs.add('status_map', 'The status_map field must be an object mapping raw flags to canonical codes.')
+        errs.add(
+          'status_map',
+          'The status_map field must be an object mapping raw flags to canonical codes.',
+        )
       else {
         statusMap = b.status_map as Record<string, string>
         for (const [raw, code] of Object.entries(statusMap))
           if (typeof code !== 'string' || !(CANONICAL_STATUSES as readonly string[]).includes(code))
-            errs.add(`status_map.${raw}`, `The status_map.${raw} value must be one of ${CANONICAL_STATUSES.join(', ')}.`)
+            errs.add(
+              `status_map.${raw}`,
+              `The status_map.${raw} value must be one of ${CANONICAL_STATUSES.join(', ')}.`,
+            )
       }
     }
     errs.throwIfAny()

@@ -19,7 +19,8 @@ const TransferCreate = Type.Object(
 
 export function registerTransferAdmin(router: Router, s: Services): void {
   const repo = new TransferRepo(s)
-  const workspace = async (ws: number) => (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
+  const workspace = async (ws: number) =>
+    (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
   adminRoute(router, s, 'POST', '/workspaces/:ws/transfers', async (req) => {
     const ws = idParam(req, 'ws')
@@ -36,7 +37,9 @@ export function registerTransferAdmin(router: Router, s: Services): void {
     try {
       parseCron(b.cron)
     } catch (e) {
-      throw validationError({ cron: [`The cron field is not a valid cron pattern: ${(e as Error).message}`] })
+      throw validationError({
+        cron: [`The cron field is not a valid cron pattern: ${(e as Error).message}`],
+      })
     }
     const groupId = b.group_id ?? null
     if (groupId !== null && !(await s.groups.get(ws, groupId)))

@@ -39,10 +39,15 @@ export function registerWebhookIngest(router: Router, s: Services): void {
   router.post('/api/v1/webhooks/:endpoint', async (req) => {
     const rl = await s.coord.take(`rl:webhook-ip:${req.ip}`, WEBHOOK_RATE_PER_MINUTE, 60_000)
     req.responseHeaders['x-ratelimit-limit'] = String(WEBHOOK_RATE_PER_MINUTE)
-    req.responseHeaders['x-ratelimit-remaining'] = String(Math.max(0, WEBHOOK_RATE_PER_MINUTE - rl.count))
+    req.responseHeaders['x-ratelimit-remaining'] = String(
+      Math.max(0, WEBHOOK_RATE_PER_MINUTE - rl.count),
+    )
     if (!rl.ok) {
       req.responseHeaders['retry-after'] = String(Math.ceil(rl.resetMs / 1000))
-      throw apiError('RateLimited', `Rate limit of ${WEBHOOK_RATE_PER_MINUTE} requests per minute per IP exceeded.`)
+      throw apiError(
+        'RateLimited',
+        `Rate limit of ${WEBHOOK_RATE_PER_MINUTE} requests per minute per IP exceeded.`,
+      )
     }
 
     const repo = s.webhooks as WebhookRepo
@@ -86,27 +91,43 @@ export function registerWebhookIngest(router: Router, s: Services): void {
     if (toIngest.length) {
       // A profile violation throws the pipeline's 422: nothing of the delivery is stored.
       const out = await s.ingest
-        .ingest({ workspaceId: ep.workspace_id, items: toIngest, source: 'webhook', errorPrefix: 'items' })
+        .ingest({
+          workspaceId: ep.workspace_id,
+          items: toIngest,
+          source: 'webhook',
+          errorPrefix: 'items',
+        })
         .catch((err: unknown) => {
           throw err instanceof ApiError && err.errors ? reindex(err, ingestIndex) : err
         })
       out.results.forEach((r, j) => {
         const index = ingestIndex[j]!
-        const res: WebhookResult = { index, status: r.status, meter: r.meter, kind: r.kind, recorded_at: r.recorded_at }
+        const res: WebhookResult = {
+          index,
+          status: r.status,
+          meter: r.meter,
+          kind: r.kind,
+          recorded_at: r.recorded_at,
+        }
         if (r.reason !== undefined) res.reason = r.reason
         results[index] = res
         if (r.status === 'created' || r.status === 'duplicate') accepted++
         else rejected++
       })
     }
-    return json(200, { accepted, rejected, results: results.filter((r): r is WebhookResult => r !== null) })
+    return json(200, {
+      accepted,
+      rejected,
+      results: results.filter((r): r is WebhookResult => r !== null),
+    })
   })
 }
 
 /** The pipeline keys errors by position in what it was given; name the delivery's item index. */
 function reindex(err: ApiError, ingestIndex: number[]): ApiError {
   const errors: FieldErrors = {}
-  const fix = (k: string) => k.replace(/\bitems\.(\d+)/g, (_, j: string) => `items.${ingestIndex[Number(j)] ?? j}`)
+  const fix = (k: string) =>
+    k.replace(/\bitems\.(\d+)/g, (_, j: string) => `items.${ingestIndex[Number(j)] ?? j}`)
   for (const [k, v] of Object.entries(err.errors ?? {})) errors[fix(k)] = v
   return new ApiError(err.code, fix(err.message), errors, err.extra)
 }

@@ -26,7 +26,8 @@ interface StoredRow {
   version: string
 }
 
-const sameArr = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
+const sameArr = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i])
 
 /** Rewrites one meter's readings where they changed; returns how many rows were rewritten. */
 export async function backfillMeter(s: Services, m: Meter): Promise<number> {
@@ -67,7 +68,12 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
     const c = canonical[i]!
     const f = flags[i]!
     const storedValue = r.canonical_value === null ? null : Number(r.canonical_value)
-    if (storedValue === c.canonicalValue && r.canonical_unit === c.canonicalUnit && sameArr(r.quality_flags, f)) return
+    if (
+      storedValue === c.canonicalValue &&
+      r.canonical_unit === c.canonicalUnit &&
+      sameArr(r.quality_flags, f)
+    )
+      return
     changed.push(
       JSON.stringify({
         ...r,
@@ -81,7 +87,8 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
   for (let i = 0; i < changed.length; i += WRITE_CHUNK)
     await s.store.sql.insertJsonEachRow('readings', changed.slice(i, i + WRITE_CHUNK).join('\n'))
   // Meter actors holding this meter's timeline in memory reload it.
-  if (changed.length) await s.coord.publish('readings-rewritten', `${m.workspace_id}:${m.id}`).catch(() => {})
+  if (changed.length)
+    await s.coord.publish('readings-rewritten', `${m.workspace_id}:${m.id}`).catch(() => {})
   return changed.length
 }
 
@@ -91,9 +98,10 @@ export async function backfillReadingQuality(
 ): Promise<{ readings_rewritten: number }> {
   let meters: Meter[]
   if (opts.meterId !== undefined) {
-    const m = opts.workspaceId !== undefined
-      ? await s.meters.byId(opts.workspaceId, opts.meterId)
-      : await s.meters.findAnyById(opts.meterId)
+    const m =
+      opts.workspaceId !== undefined
+        ? await s.meters.byId(opts.workspaceId, opts.meterId)
+        : await s.meters.findAnyById(opts.meterId)
     meters = m ? [m] : []
   } else if (opts.workspaceId !== undefined) meters = await s.meters.list(opts.workspaceId)
   else {

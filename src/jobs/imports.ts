@@ -81,8 +81,17 @@ export class ImportRunner {
     }
   }
 
-  private async finish(r: ImportRecord, status: 'completed' | 'failed', error: string | null): Promise<void> {
-    const done: ImportRecord = { ...r, status, error, finished_at: new Date(this.s.clock.now()).toISOString() }
+  private async finish(
+    r: ImportRecord,
+    status: 'completed' | 'failed',
+    error: string | null,
+  ): Promise<void> {
+    const done: ImportRecord = {
+      ...r,
+      status,
+      error,
+      finished_at: new Date(this.s.clock.now()).toISOString(),
+    }
     await this.save(done)
     await this.s.outbox.emit(r.workspace_id, 'import.completed', {
       import_id: r.id,
@@ -107,7 +116,9 @@ export class ImportRunner {
       finished_at: null,
     }
     await this.save(r)
-    const p = this.run({ ...r }, body).catch((err) => this.s.log.error({ err, import: r.id }, 'import failed'))
+    const p = this.run({ ...r }, body).catch((err) =>
+      this.s.log.error({ err, import: r.id }, 'import failed'),
+    )
     this.running.add(p)
     void p.finally(() => this.running.delete(p))
     return r
@@ -128,7 +139,11 @@ export class ImportRunner {
         return this.finish(r, 'failed', `line ${i + 1}: not valid JSON (${(e as Error).message})`)
       }
       if (typeof v !== 'object' || v === null || Array.isArray(v))
-        return this.finish(r, 'failed', `line ${i + 1}: must be one JSON object (a reportData item)`)
+        return this.finish(
+          r,
+          'failed',
+          `line ${i + 1}: must be one JSON object (a reportData item)`,
+        )
       items.push(v)
       lineOf.push(i + 1)
     }
@@ -168,7 +183,9 @@ function describe(e: unknown, lineOf: number[], start: number): string {
       const line = lineOf[start + Number(m[1])]
       return `line ${line}${m[2] ? ` (${m[2]})` : ''}: ${msgs.join('; ')}`
     })
-    return parts.slice(0, 5).join(' | ') + (parts.length > 5 ? ` (and ${parts.length - 5} more)` : '')
+    return (
+      parts.slice(0, 5).join(' | ') + (parts.length > 5 ? ` (and ${parts.length - 5} more)` : '')
+    )
   }
   return e instanceof Error ? e.message : String(e)
 }

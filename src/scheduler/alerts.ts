@@ -32,7 +32,11 @@ export interface Alert {
 export class AlertRepo {
   constructor(private readonly s: Services) {}
 
-  async createRule(ws: number, type: AlertRuleType, params: Record<string, unknown>): Promise<AlertRule> {
+  async createRule(
+    ws: number,
+    type: AlertRuleType,
+    params: Record<string, unknown>,
+  ): Promise<AlertRule> {
     const rule: AlertRule = {
       id: await this.s.store.nextId('alert_rules'),
       workspace_id: ws,
@@ -42,7 +46,13 @@ export class AlertRepo {
     }
     await this.s.store.sql.insertJsonEachRow(
       'alert_rules',
-      JSON.stringify({ ...rule, params: JSON.stringify(params), created_at: chTime(this.s.clock.now()), deleted: 0, version: this.s.store.version() }),
+      JSON.stringify({
+        ...rule,
+        params: JSON.stringify(params),
+        created_at: chTime(this.s.clock.now()),
+        deleted: 0,
+        version: this.s.store.version(),
+      }),
     )
     return rule
   }
@@ -116,14 +126,29 @@ export class AlertRepo {
       detail,
     }
     await this.save(a)
-    await this.s.outbox.emit(rule.workspace_id, 'alert.opened', { alert: alertEvent(a, rule, meter) })
+    await this.s.outbox.emit(rule.workspace_id, 'alert.opened', {
+      alert: alertEvent(a, rule, meter),
+    })
     return a
   }
 
-  async resolve(a: Alert, by: string, now: number, rule: AlertRule | null, meter: Meter | null): Promise<Alert> {
-    const next: Alert = { ...a, state: 'resolved', resolved_at: new Date(now).toISOString(), resolved_by: by }
+  async resolve(
+    a: Alert,
+    by: string,
+    now: number,
+    rule: AlertRule | null,
+    meter: Meter | null,
+  ): Promise<Alert> {
+    const next: Alert = {
+      ...a,
+      state: 'resolved',
+      resolved_at: new Date(now).toISOString(),
+      resolved_by: by,
+    }
     await this.save(next)
-    await this.s.outbox.emit(a.workspace_id, 'alert.resolved', { alert: alertEvent(next, rule, meter) })
+    await this.s.outbox.emit(a.workspace_id, 'alert.resolved', {
+      alert: alertEvent(next, rule, meter),
+    })
     return next
   }
 }
@@ -150,7 +175,10 @@ function alertEvent(a: Alert, rule: AlertRule | null, meter: Meter | null) {
 }
 
 /** Per meter: time of the newest reading (any kind) and that reading's quality flags. */
-async function latestReadings(s: Services, ws: number): Promise<Map<number, { at: number; flags: string[] }>> {
+async function latestReadings(
+  s: Services,
+  ws: number,
+): Promise<Map<number, { at: number; flags: string[] }>> {
   const rows = await s.store.sql.query<{ meter_id: string; at: string; flags: string[] }>(
     `SELECT meter_id, max(recorded_at) AS at, argMax(quality_flags, (recorded_at, version)) AS flags
      FROM readings WHERE workspace_id = {ws:UInt64} GROUP BY meter_id`,
@@ -199,7 +227,10 @@ function condition(
 }
 
 /** One evaluation pass over every workspace. */
-export async function evaluateAlerts(s: Services, now: number): Promise<{ alerts_opened: number; alerts_resolved: number }> {
+export async function evaluateAlerts(
+  s: Services,
+  now: number,
+): Promise<{ alerts_opened: number; alerts_resolved: number }> {
   const repo = new AlertRepo(s)
   let opened = 0
   let resolved = 0
@@ -231,7 +262,13 @@ export async function evaluateAlerts(s: Services, now: number): Promise<{ alerts
       }
     // Whatever is still in openByKey no longer holds (or is no longer watched): resolve it.
     for (const a of openByKey.values()) {
-      await repo.resolve(a, 'system', now, rulesById.get(a.rule_id) ?? null, byId.get(a.meter_id) ?? null)
+      await repo.resolve(
+        a,
+        'system',
+        now,
+        rulesById.get(a.rule_id) ?? null,
+        byId.get(a.meter_id) ?? null,
+      )
       resolved++
     }
   }

@@ -117,7 +117,8 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
     p,
   )
   const unit = familyOf(m.unit)
-  if (c && Number(c.n) > 0) return { consumption: Number(c.total), unit: unit ?? null, source: 'consumption' }
+  if (c && Number(c.n) > 0)
+    return { consumption: Number(c.total), unit: unit ?? null, source: 'consumption' }
   // Saldo: the last reading before the day plus the day's readings; intervals ending inside
   // the day count for it.
   const rows = await sql.query<{ at: string; v: number; u: string | null }>(
@@ -132,7 +133,12 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
      ) ORDER BY at`,
     p,
   )
-  if (rows.length < 2) return { consumption: null, unit: unit ?? (rows[0]?.u as 'kwh' | 'm3' | null) ?? null, source: 'none' }
+  if (rows.length < 2)
+    return {
+      consumption: null,
+      unit: unit ?? (rows[0]?.u as 'kwh' | 'm3' | null) ?? null,
+      source: 'none',
+    }
   const canon = (v: number | null) => (v !== null && isUnit(m.unit) ? toCanonical(v, m.unit) : v)
   const exchanges = (await listExchanges(sql, m.workspace_id, m.id)).map((e) => ({
     exchangedAt: Date.parse(e.exchanged_at),
@@ -151,7 +157,11 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
   ).filter((r) => r.period_end > from && r.period_end <= to)
   const unknown = derived.some((r) => r.consumption === null)
   const total = derived.reduce((a, r) => a + (r.consumption ?? 0), 0)
-  return { consumption: unknown || !derived.length ? null : total, unit: rows[0]!.u ?? unit, source: 'saldo' }
+  return {
+    consumption: unknown || !derived.length ? null : total,
+    unit: rows[0]!.u ?? unit,
+    source: 'saldo',
+  }
 }
 
 /** The JSON body of one transfer run for the UTC day before `now`. */
@@ -176,7 +186,12 @@ export async function transferPayload(s: Services, t: Transfer, now: number) {
 }
 
 /** Runs one transfer now; returns whether the target accepted it. */
-export async function runTransfer(s: Services, repo: TransferRepo, t: Transfer, now: number): Promise<boolean> {
+export async function runTransfer(
+  s: Services,
+  repo: TransferRepo,
+  t: Transfer,
+  now: number,
+): Promise<boolean> {
   let statusCode: number | null = null
   let error: string | null = null
   let day = new Date(now - (now % DAY_MS) - DAY_MS).toISOString().slice(0, 10)
@@ -195,7 +210,11 @@ export async function runTransfer(s: Services, repo: TransferRepo, t: Transfer, 
   } catch (e) {
     error = (e as Error).message || String(e)
   }
-  await repo.save({ ...t, last_run_at: new Date(now).toISOString(), last_status: error ? `failed: ${error}` : 'ok' })
+  await repo.save({
+    ...t,
+    last_run_at: new Date(now).toISOString(),
+    last_status: error ? `failed: ${error}` : 'ok',
+  })
   if (error)
     await s.outbox.emit(t.workspace_id, 'integration.transfer_failed', {
       transfer_id: t.id,

@@ -13,7 +13,15 @@
 import jsonata from 'jsonata'
 import { FieldErrorCollector, validationError } from '../errors.js'
 
-export const MAPPING_FIELDS = ['meter', 'profile', 'kind', 'value', 'unit', 'recorded_at', 'payload'] as const
+export const MAPPING_FIELDS = [
+  'meter',
+  'profile',
+  'kind',
+  'value',
+  'unit',
+  'recorded_at',
+  'payload',
+] as const
 export type MappingField = (typeof MAPPING_FIELDS)[number]
 
 export interface MappingDef {
@@ -33,12 +41,20 @@ export interface CompiledMapping {
 const MAX_EVAL_MS = 1000
 const MAX_DEPTH = 200
 
-function compileOne(src: string, key: string, errs: FieldErrorCollector, wrap: boolean): Expr | null {
+function compileOne(
+  src: string,
+  key: string,
+  errs: FieldErrorCollector,
+  wrap: boolean,
+): Expr | null {
   try {
     jsonata(src)
   } catch (e) {
     const err = e as { message?: string; position?: number }
-    errs.add(key, `The expression does not compile: ${err.message ?? String(e)}${err.position !== undefined ? ` (at ${err.position})` : ''}.`)
+    errs.add(
+      key,
+      `The expression does not compile: ${err.message ?? String(e)}${err.position !== undefined ? ` (at ${err.position})` : ''}.`,
+    )
     return null
   }
   const expr = jsonata(wrap ? `($$ := $__mf_body;\n(${src}\n))` : src)
@@ -53,9 +69,14 @@ function timebox(expr: Expr): void {
   expr.assign(Symbol.for('jsonata.__evaluate_entry') as unknown as string, () => {
     if (depth === 0) started = Date.now()
     depth++
-    if (depth > MAX_DEPTH) throw Object.assign(new Error(`expression recursion deeper than ${MAX_DEPTH}`), { code: 'MF_DEPTH' })
+    if (depth > MAX_DEPTH)
+      throw Object.assign(new Error(`expression recursion deeper than ${MAX_DEPTH}`), {
+        code: 'MF_DEPTH',
+      })
     if (Date.now() - started > MAX_EVAL_MS)
-      throw Object.assign(new Error(`expression ran longer than ${MAX_EVAL_MS} ms`), { code: 'MF_TIME' })
+      throw Object.assign(new Error(`expression ran longer than ${MAX_EVAL_MS} ms`), {
+        code: 'MF_TIME',
+      })
   })
   expr.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, () => {
     depth--
@@ -72,7 +93,8 @@ export function compileMapping(raw: unknown, prefix = 'mapping'): CompiledMappin
     throw validationError({ [prefix]: ['The mapping must be an object with fields.'] })
   const m = raw as Record<string, unknown>
   for (const k of Object.keys(m))
-    if (k !== 'items' && k !== 'fields') errs.add(`${prefix}.${k}`, `Unknown mapping property ${k}.`)
+    if (k !== 'items' && k !== 'fields')
+      errs.add(`${prefix}.${k}`, `Unknown mapping property ${k}.`)
   let items: Expr | null = null
   if (m.items !== undefined) {
     if (typeof m.items !== 'string' || m.items.trim() === '')
@@ -99,7 +121,8 @@ export function compileMapping(raw: unknown, prefix = 'mapping'): CompiledMappin
       const e = compileOne(v, key, errs, true)
       if (e) fields.push([k as MappingField, e])
     }
-    if (fo.recorded_at === undefined) errs.add(`${prefix}.fields.recorded_at`, 'The recorded_at expression is required.')
+    if (fo.recorded_at === undefined)
+      errs.add(`${prefix}.fields.recorded_at`, 'The recorded_at expression is required.')
   }
   errs.throwIfAny()
   const def: MappingDef = { fields: { ...(f as MappingDef['fields']) } }
@@ -139,19 +162,28 @@ export async function mapItems(m: CompiledMapping, body: unknown): Promise<unkno
   if (typeof list === 'object' && list !== null) return [list]
   return misfit(
     m.items ? 'mapping.items' : 'body',
-    m.items ? 'The items expression must give an array or one object.' : 'The body must be a JSON array or object.',
+    m.items
+      ? 'The items expression must give an array or one object.'
+      : 'The body must be a JSON array or object.',
   )
 }
 
 /** One mapped item: the fields whose expressions gave a value (undefined or null leaves a field out). */
-export async function mapFields(m: CompiledMapping, item: unknown, body: unknown): Promise<Record<string, unknown>> {
+export async function mapFields(
+  m: CompiledMapping,
+  item: unknown,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   for (const [name, expr] of m.fields) {
     let v: unknown
     try {
       v = plain(await expr.evaluate(item, { __mf_body: body }))
     } catch (e) {
-      misfit(`mapping.fields.${name}`, `The ${name} expression failed to evaluate: ${describeEvalError(e)}.`)
+      misfit(
+        `mapping.fields.${name}`,
+        `The ${name} expression failed to evaluate: ${describeEvalError(e)}.`,
+      )
     }
     // null (a JSON path that exists but holds null) is treated like undefined.
     if (v !== undefined && v !== null) out[name] = v
@@ -159,7 +191,8 @@ export async function mapFields(m: CompiledMapping, item: unknown, body: unknown
   return out
 }
 
-const ISO_8601 = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|z|[+-]\d{2}:?\d{2})?$/
+const ISO_8601 =
+  /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|z|[+-]\d{2}:?\d{2})?$/
 
 /** Epoch ms of an ISO 8601 date-time (no offset = UTC, as storage is), or null. */
 export function parseIso(v: unknown): number | null {
@@ -169,7 +202,8 @@ export function parseIso(v: unknown): number | null {
   let zone = m[3] ?? 'Z'
   if (/^[+-]\d{4}$/.test(zone)) zone = `${zone.slice(0, 3)}:${zone.slice(3)}`
   const [hh, mm, rest] = m[2]!.split(':')
-  if (Number(hh) > 23 || Number(mm) > 59 || (rest !== undefined && Number(rest.slice(0, 2)) > 59)) return null
+  if (Number(hh) > 23 || Number(mm) > 59 || (rest !== undefined && Number(rest.slice(0, 2)) > 59))
+    return null
   const t = Date.parse(`${m[1]}T${m[2]}${zone === 'z' ? 'Z' : zone}`)
   if (Number.isNaN(t)) return null
   // Date.parse rolls 2024-02-30 over into March; a real date must survive the round trip.
@@ -190,9 +224,12 @@ export function isIsoTimestamp(v: unknown): v is string {
  * and must be an ISO 8601 string. Fields present with a wrong type are left to the
  * pipeline's validation (a 422, as for /reportData).
  */
-export function missingField(item: Record<string, unknown>): { field: string; reason: string } | null {
+export function missingField(
+  item: Record<string, unknown>,
+): { field: string; reason: string } | null {
   const absent = (k: string) => item[k] === undefined || item[k] === null
-  if (absent('recorded_at')) return { field: 'recorded_at', reason: 'recorded_at: the mapping gave no value' }
+  if (absent('recorded_at'))
+    return { field: 'recorded_at', reason: 'recorded_at: the mapping gave no value' }
   if (!isIsoTimestamp(item.recorded_at))
     return { field: 'recorded_at', reason: 'recorded_at: not an ISO 8601 timestamp' }
   const required = absent('payload')
@@ -200,6 +237,7 @@ export function missingField(item: Record<string, unknown>): { field: string; re
     : absent('profile')
       ? ['meter']
       : []
-  for (const k of required) if (absent(k)) return { field: k, reason: `${k}: the mapping gave no value` }
+  for (const k of required)
+    if (absent(k)) return { field: k, reason: `${k}: the mapping gave no value` }
   return null
 }

@@ -21,7 +21,8 @@ export interface WebhookEndpoint {
 
 const CACHE_MS = 2000
 
-export const hashWebhookToken = (t: string) => crypto.createHash('sha256').update(`webhook:${t}`).digest('hex')
+export const hashWebhookToken = (t: string) =>
+  crypto.createHash('sha256').update(`webhook:${t}`).digest('hex')
 export const newEndpointId = () => crypto.randomBytes(18).toString('base64url')
 export const newWebhookToken = () => `mfwh_${crypto.randomBytes(24).toString('base64url')}`
 
@@ -55,7 +56,10 @@ export class WebhookRepo {
   async get(id: string): Promise<WebhookEndpoint | null> {
     const c = this.cache.get(id)
     if (c && this.now() - c.at < CACHE_MS) return c.ep
-    const [r] = await this.store.sql.query('SELECT * FROM webhook_endpoints FINAL WHERE id = {id:String} LIMIT 1', { id })
+    const [r] = await this.store.sql.query(
+      'SELECT * FROM webhook_endpoints FINAL WHERE id = {id:String} LIMIT 1',
+      { id },
+    )
     const ep = r ? this.fromRow(r) : null
     this.cache.set(id, { ep, at: this.now() })
     return ep

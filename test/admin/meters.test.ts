@@ -66,15 +66,36 @@ t.test('lifecycle: state, operational = active only, changed_at set', async (t) 
 t.test('profiles: built-ins and workspace profiles; versions; validation', async (t) => {
   let r = await call('GET', `/workspaces/${ws}/profiles`)
   t.equal(r.status, 200)
-  t.same(r.body.data.map((p: any) => p.key), ['generic', 'wmbus_oms', 'pulse_counter'])
-  const body = { key: 'acme-w1', name: 'Acme W1', kind: 'saldo', unit: 'l', status_map: { LEAK: 'leak', BAT: 'low_battery' } }
+  t.same(
+    r.body.data.map((p: any) => p.key),
+    ['generic', 'wmbus_oms', 'pulse_counter'],
+  )
+  const body = {
+    key: 'acme-w1',
+    name: 'Acme W1',
+    kind: 'saldo',
+    unit: 'l',
+    status_map: { LEAK: 'leak', BAT: 'low_battery' },
+  }
   r = await call('POST', `/workspaces/${ws}/profiles`, body)
   t.equal(r.status, 201)
   t.match(r.body.data, { key: 'acme-w1', version: 1, name: 'Acme W1' })
   r = await call('POST', `/workspaces/${ws}/profiles`, { ...body, name: 'Acme W1 rev B' })
   t.equal(r.body.data.version, 2)
-  const decoder = { encoding: 'hex', fields: [{ name: 'value', type: 'u32', scale: 0.001 }, { name: 'status', type: 'flags8', flags: ['LEAK'] }] }
-  r = await call('POST', `/workspaces/${ws}/profiles`, { key: 'acme-bin', name: 'Bin', kind: 'consumption', unit: 'wh', decoder })
+  const decoder = {
+    encoding: 'hex',
+    fields: [
+      { name: 'value', type: 'u32', scale: 0.001 },
+      { name: 'status', type: 'flags8', flags: ['LEAK'] },
+    ],
+  }
+  r = await call('POST', `/workspaces/${ws}/profiles`, {
+    key: 'acme-bin',
+    name: 'Bin',
+    kind: 'consumption',
+    unit: 'wh',
+    decoder,
+  })
   t.equal(r.status, 201)
   r = await call('GET', `/workspaces/${ws}/profiles`)
   const acme = r.body.data.find((p: any) => p.key === 'acme-w1')
@@ -91,9 +112,18 @@ t.test('profiles: built-ins and workspace profiles; versions; validation', async
     [{ ...body, unit: 'gallon' }, 'unit'],
     [{ ...body, status_map: { LEAK: 'flood' } }, 'status_map.LEAK'],
     [{ ...body, status_map: { LEAK: 3 } }, 'status_map.LEAK'],
-    [{ ...body, decoder: { encoding: 'hex', fields: [{ name: 'value', type: 'u7' }] } }, 'decoder.fields.0.type'],
-    [{ ...body, decoder: { encoding: 'b32', fields: [{ name: 'value', type: 'u8' }] } }, 'decoder.encoding'],
-    [{ ...body, decoder: { encoding: 'hex', fields: [{ name: 'other', type: 'u8' }] } }, 'decoder.fields'],
+    [
+      { ...body, decoder: { encoding: 'hex', fields: [{ name: 'value', type: 'u7' }] } },
+      'decoder.fields.0.type',
+    ],
+    [
+      { ...body, decoder: { encoding: 'b32', fields: [{ name: 'value', type: 'u8' }] } },
+      'decoder.encoding',
+    ],
+    [
+      { ...body, decoder: { encoding: 'hex', fields: [{ name: 'other', type: 'u8' }] } },
+      'decoder.fields',
+    ],
     [{ ...body, colour: 1 }, 'colour'],
   ]
   for (const [b, key] of bad) {
@@ -161,7 +191,12 @@ t.test('exchanges: recorded with baselines or without; bad input 422', async (t)
     new_initial_value: 0,
   })
   t.equal(r.status, 201)
-  t.match(r.body.data, { meter_id: m.id, exchanged_at: '2025-02-01T07:00:00.000Z', old_final_value: 1234.5, new_initial_value: 0 })
+  t.match(r.body.data, {
+    meter_id: m.id,
+    exchanged_at: '2025-02-01T07:00:00.000Z',
+    old_final_value: 1234.5,
+    new_initial_value: 0,
+  })
   r = await call('POST', `/meters/${m.id}/exchanges`, { exchanged_at: '2025-02-10T00:00:00Z' })
   t.equal(r.status, 201)
   t.equal(r.body.data.old_final_value, null)
@@ -180,8 +215,15 @@ t.test('exchanges: recorded with baselines or without; bad input 422', async (t)
     t.equal(x.status, 422, key)
     t.ok(x.body.errors?.[key], `${key} in ${JSON.stringify(x.body.errors)}`)
   }
-  t.equal((await call('POST', `/meters/999999/exchanges`, { exchanged_at: '2025-02-01T00:00:00Z' })).status, 404)
-  const nj = await srv.call('POST', `/admin/v1/meters/${m.id}/exchanges`, { token: srv.adminToken, raw: '{' })
+  t.equal(
+    (await call('POST', `/meters/999999/exchanges`, { exchanged_at: '2025-02-01T00:00:00Z' }))
+      .status,
+    404,
+  )
+  const nj = await srv.call('POST', `/admin/v1/meters/${m.id}/exchanges`, {
+    token: srv.adminToken,
+    raw: '{',
+  })
   t.equal(nj.status, 422)
   t.ok(nj.body.errors.body)
 })

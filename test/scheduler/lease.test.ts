@@ -14,9 +14,13 @@ import { redisAvailable, startRedis } from '../helpers/redis.js'
 function fakeSql(runs: string[]): Sql {
   return {
     kind: 'chdb',
-    async query() { return [] },
+    async query() {
+      return []
+    },
     async exec() {},
-    async insertJsonEachRow(_t, rows) { runs.push(JSON.parse(String(rows)).instance) },
+    async insertJsonEachRow(_t, rows) {
+      runs.push(JSON.parse(String(rows)).instance)
+    },
     async close() {},
   }
 }

@@ -21,27 +21,66 @@ s.outbox.emit = async (ws, event, data) => {
 }
 
 const fields = (id: string, extra: Partial<NewMeter> = {}): NewMeter => ({
-  meter_identifier: id, name: null, unit: 'kwh', display_unit: null, group_id: null, rollover_max: null,
-  expected_interval_minutes: null, pulse_weight: null, pulse_unit: null, profile_key: 'generic',
-  profile_version: 1, profile_needs_review: false, lifecycle_state: 'active', lifecycle_changed_at: null,
-  wmbus_key: null, ...extra,
+  meter_identifier: id,
+  name: null,
+  unit: 'kwh',
+  display_unit: null,
+  group_id: null,
+  rollover_max: null,
+  expected_interval_minutes: null,
+  pulse_weight: null,
+  pulse_unit: null,
+  profile_key: 'generic',
+  profile_version: 1,
+  profile_needs_review: false,
+  lifecycle_state: 'active',
+  lifecycle_changed_at: null,
+  wmbus_key: null,
+  ...extra,
 })
 async function meter(ws: number, id: string, extra: Partial<NewMeter> = {}) {
   const r = await s.meters.create(ws, fields(id, extra))
   if (!('meter' in r)) throw new Error('refused')
   return r.meter
 }
-async function reading(ws: number, meterId: number, at: number, value: number, kind = 'consumption', flags: string[] = []) {
-  await s.store.sql.insertJsonEachRow('readings', JSON.stringify({
-    workspace_id: ws, meter_id: meterId, kind, recorded_at: chTime(at), value, unit: 'kwh',
-    canonical_value: value, canonical_unit: 'kwh', quality_flags: flags, raw_payload: '{}',
-    ingested_at: chTime(at), version: s.store.version(),
-  }))
+async function reading(
+  ws: number,
+  meterId: number,
+  at: number,
+  value: number,
+  kind = 'consumption',
+  flags: string[] = [],
+) {
+  await s.store.sql.insertJsonEachRow(
+    'readings',
+    JSON.stringify({
+      workspace_id: ws,
+      meter_id: meterId,
+      kind,
+      recorded_at: chTime(at),
+      value,
+      unit: 'kwh',
+      canonical_value: value,
+      canonical_unit: 'kwh',
+      quality_flags: flags,
+      raw_payload: '{}',
+      ingested_at: chTime(at),
+      version: s.store.version(),
+    }),
+  )
 }
 async function status(ws: number, meterId: number, at: number, statuses: string[]) {
-  await s.store.sql.insertJsonEachRow('status_reports', JSON.stringify({
-    workspace_id: ws, meter_id: meterId, reported_at: chTime(at), raw_flags: statuses, statuses, version: s.store.version(),
-  }))
+  await s.store.sql.insertJsonEachRow(
+    'status_reports',
+    JSON.stringify({
+      workspace_id: ws,
+      meter_id: meterId,
+      reported_at: chTime(at),
+      raw_flags: statuses,
+      statuses,
+      version: s.store.version(),
+    }),
+  )
 }
 const run = async () => (await srv.admin('POST', '/scheduler/run')).data
 const call = (method: string, path: string, body?: unknown) =>
@@ -72,57 +111,100 @@ t.test('alert rules: validation', async (t) => {
   t.equal((await call('POST', `/alerts/99999/resolve`)).status, 404)
 })
 
-t.test('no_data: default 3 × cadence, explicit after_minutes, skip without cadence, auto-resolve', async (t) => {
-  const { workspaceId: ws } = await srv.tenant()
-  const rule = (await srv.admin('POST', `/workspaces/${ws}/alert-rules`, { type: 'no_data' })).data
-  t.same(rule.params, {})
-  const fast = await meter(ws, 'fast', { expected_interval_minutes: 15 })
-  const none = await meter(ws, 'nocadence')
-  const idle = await meter(ws, 'idle', { expected_interval_minutes: 15, lifecycle_state: 'inactive' })
-  await reading(ws, fast.id, clock.now(), 1)
-  await reading(ws, none.id, clock.now() - 86_400_000, 1)
-  await reading(ws, idle.id, clock.now() - 86_400_000, 1)
-  events.length = 0
-  clock.advance(45 * 60_000)
-  let r = await run()
-  t.equal(r.alerts_opened, 0, 'exactly 3 × cadence is not yet silent')
-  clock.advance(60_000)
-  r = await run()
-  t.equal(r.alerts_opened, 1)
-  let open = (await srv.admin('GET', `/workspaces/${ws}/alerts?state=open`)).data
-  t.equal(open.length, 1)
-  t.match(open[0], { rule_id: rule.id, meter_id: fast.id, type: 'no_data', state: 'open', resolved_at: null })
-  const opened = events.filter((e) => e.event === 'alert.opened')
-  t.equal(opened.length, 1)
-  t.match(opened[0]!.data.alert, { id: open[0].id, meter_id: fast.id, meter_identifier: 'fast', rule_id: rule.id })
-  t.equal(opened[0]!.ws, ws)
-  r = await run()
-  t.equal(r.alerts_opened, 0, 'one open alert per (rule, meter)')
-  await reading(ws, fast.id, clock.now(), 2)
-  r = await run()
-  t.equal(r.alerts_resolved, 1)
-  t.equal((await srv.admin('GET', `/workspaces/${ws}/alerts?state=open`)).data.length, 0)
-  const resolved = (await srv.admin('GET', `/workspaces/${ws}/alerts?state=resolved`)).data
-  t.match(resolved[0], { state: 'resolved', resolved_by: 'system', resolved_at: new Date(clock.now()).toISOString() })
-  t.equal(events.filter((e) => e.event === 'alert.resolved').length, 1)
+t.test(
+  'no_data: default 3 × cadence, explicit after_minutes, skip without cadence, auto-resolve',
+  async (t) => {
+    const { workspaceId: ws } = await srv.tenant()
+    const rule = (await srv.admin('POST', `/workspaces/${ws}/alert-rules`, { type: 'no_data' }))
+      .data
+    t.same(rule.params, {})
+    const fast = await meter(ws, 'fast', { expected_interval_minutes: 15 })
+    const none = await meter(ws, 'nocadence')
+    const idle = await meter(ws, 'idle', {
+      expected_interval_minutes: 15,
+      lifecycle_state: 'inactive',
+    })
+    await reading(ws, fast.id, clock.now(), 1)
+    await reading(ws, none.id, clock.now() - 86_400_000, 1)
+    await reading(ws, idle.id, clock.now() - 86_400_000, 1)
+    events.length = 0
+    clock.advance(45 * 60_000)
+    let r = await run()
+    t.equal(r.alerts_opened, 0, 'exactly 3 × cadence is not yet silent')
+    clock.advance(60_000)
+    r = await run()
+    t.equal(r.alerts_opened, 1)
+    let open = (await srv.admin('GET', `/workspaces/${ws}/alerts?state=open`)).data
+    t.equal(open.length, 1)
+    t.match(open[0], {
+      rule_id: rule.id,
+      meter_id: fast.id,
+      type: 'no_data',
+      state: 'open',
+      resolved_at: null,
+    })
+    const opened = events.filter((e) => e.event === 'alert.opened')
+    t.equal(opened.length, 1)
+    t.match(opened[0]!.data.alert, {
+      id: open[0].id,
+      meter_id: fast.id,
+      meter_identifier: 'fast',
+      rule_id: rule.id,
+    })
+    t.equal(opened[0]!.ws, ws)
+    r = await run()
+    t.equal(r.alerts_opened, 0, 'one open alert per (rule, meter)')
+    await reading(ws, fast.id, clock.now(), 2)
+    r = await run()
+    t.equal(r.alerts_resolved, 1)
+    t.equal((await srv.admin('GET', `/workspaces/${ws}/alerts?state=open`)).data.length, 0)
+    const resolved = (await srv.admin('GET', `/workspaces/${ws}/alerts?state=resolved`)).data
+    t.match(resolved[0], {
+      state: 'resolved',
+      resolved_by: 'system',
+      resolved_at: new Date(clock.now()).toISOString(),
+    })
+    t.equal(events.filter((e) => e.event === 'alert.resolved').length, 1)
 
-  const rule2 = (await srv.admin('POST', `/workspaces/${ws}/alert-rules`, { type: 'no_data', params: { after_minutes: 60 } })).data
-  clock.advance(61 * 60_000)
-  r = await run()
-  // rule (default) opens for fast again (61 min > 45); rule2 opens for fast and nocadence.
-  open = (await srv.admin('GET', `/workspaces/${ws}/alerts?state=open`)).data
-  t.same(open.map((a: any) => `${a.rule_id}:${a.meter_id}`).sort(), [`${rule.id}:${fast.id}`, `${rule2.id}:${fast.id}`, `${rule2.id}:${none.id}`].sort())
-  t.notOk(open.some((a: any) => a.meter_id === idle.id), 'non-operational meters are not watched')
-  // Taking a meter out of service resolves its alerts.
-  await srv.admin('PUT', `/meters/${fast.id}/lifecycle`, { state: 'inactive' })
-  r = await run()
-  t.equal(r.alerts_resolved, 2)
-})
+    const rule2 = (
+      await srv.admin('POST', `/workspaces/${ws}/alert-rules`, {
+        type: 'no_data',
+        params: { after_minutes: 60 },
+      })
+    ).data
+    clock.advance(61 * 60_000)
+    r = await run()
+    // rule (default) opens for fast again (61 min > 45); rule2 opens for fast and nocadence.
+    open = (await srv.admin('GET', `/workspaces/${ws}/alerts?state=open`)).data
+    t.same(
+      open.map((a: any) => `${a.rule_id}:${a.meter_id}`).sort(),
+      [`${rule.id}:${fast.id}`, `${rule2.id}:${fast.id}`, `${rule2.id}:${none.id}`].sort(),
+    )
+    t.notOk(
+      open.some((a: any) => a.meter_id === idle.id),
+      'non-operational meters are not watched',
+    )
+    // Taking a meter out of service resolves its alerts.
+    await srv.admin('PUT', `/meters/${fast.id}/lifecycle`, { state: 'inactive' })
+    r = await run()
+    t.equal(r.alerts_resolved, 2)
+  },
+)
 
 t.test('status and quality rules; manual resolve', async (t) => {
   const { workspaceId: ws } = await srv.tenant()
-  const st = (await srv.admin('POST', `/workspaces/${ws}/alert-rules`, { type: 'status', params: { statuses: ['leak', 'burst'] } })).data
-  const q = (await srv.admin('POST', `/workspaces/${ws}/alert-rules`, { type: 'quality', params: { flags: ['implausible_rate'] } })).data
+  const st = (
+    await srv.admin('POST', `/workspaces/${ws}/alert-rules`, {
+      type: 'status',
+      params: { statuses: ['leak', 'burst'] },
+    })
+  ).data
+  const q = (
+    await srv.admin('POST', `/workspaces/${ws}/alert-rules`, {
+      type: 'quality',
+      params: { flags: ['implausible_rate'] },
+    })
+  ).data
   const m = await meter(ws, 'w1')
   await status(ws, m.id, clock.now() - 1000, ['low_battery'])
   await reading(ws, m.id, clock.now() - 2000, 5, 'consumption', ['implausible_rate'])
@@ -172,11 +254,20 @@ t.test('retention: readings by recorded_at, status reports by reported_at', asyn
   await reading(keep, k.id, clock.now() - 400 * day, 1)
   const r = await run()
   t.equal(r.pruned, 3, '2 readings + 1 status report')
-  const left = await s.store.sql.query<{ c: string }>(`SELECT count() AS c FROM readings WHERE workspace_id = {ws:UInt64}`, { ws })
+  const left = await s.store.sql.query<{ c: string }>(
+    `SELECT count() AS c FROM readings WHERE workspace_id = {ws:UInt64}`,
+    { ws },
+  )
   t.equal(Number(left[0]!.c), 1)
-  const st = await s.store.sql.query<{ c: string }>(`SELECT count() AS c FROM status_reports WHERE workspace_id = {ws:UInt64}`, { ws })
+  const st = await s.store.sql.query<{ c: string }>(
+    `SELECT count() AS c FROM status_reports WHERE workspace_id = {ws:UInt64}`,
+    { ws },
+  )
   t.equal(Number(st[0]!.c), 1)
-  const other = await s.store.sql.query<{ c: string }>(`SELECT count() AS c FROM readings WHERE workspace_id = {ws:UInt64}`, { ws: keep })
+  const other = await s.store.sql.query<{ c: string }>(
+    `SELECT count() AS c FROM readings WHERE workspace_id = {ws:UInt64}`,
+    { ws: keep },
+  )
   t.equal(Number(other[0]!.c), 1, 'no retention_days: nothing pruned')
   t.equal((await run()).pruned, 0)
 })
@@ -224,7 +315,8 @@ t.test('transfers: validation, cron due by the clock, payload, failure event', a
   await reading(ws, s1.id, d0 + 12 * 3600_000, 1004, 'saldo')
   await reading(ws, s1.id, d0 + 23 * 3600_000, 1010, 'saldo')
 
-  const tr = (await srv.admin('POST', `/workspaces/${ws}/transfers`, { url, cron: '0 2 * * *' })).data
+  const tr = (await srv.admin('POST', `/workspaces/${ws}/transfers`, { url, cron: '0 2 * * *' }))
+    .data
   t.match(tr, { url, cron: '0 2 * * *', group_id: null, last_run_at: null })
   let r = await run()
   t.equal(received.length, 0, 'not due before 02:00')
@@ -258,13 +350,18 @@ t.test('transfers: validation, cron due by the clock, payload, failure event', a
   const g = await s.groups.nextId()
   await s.groups.save([{ id: g, workspace_id: ws, name: 'G', parent_id: null, path: `/${g}/` }])
   await meter(ws, 'in-group', { group_id: g })
-  const tg = (await srv.admin('POST', `/workspaces/${ws}/transfers`, { url, cron: '* * * * *', group_id: g })).data
+  const tg = (
+    await srv.admin('POST', `/workspaces/${ws}/transfers`, { url, cron: '* * * * *', group_id: g })
+  ).data
   answer = 200
   received.length = 0
   clock.advance(61_000)
   await run()
   const mine = received.find((x) => x.body.transfer_id === tg.id)
-  t.same(mine.body.meters.map((m: any) => m.meter_identifier), ['in-group'])
+  t.same(
+    mine.body.meters.map((m: any) => m.meter_identifier),
+    ['in-group'],
+  )
   t.equal(mine.body.meters[0].consumption, null, 'no data that day')
   t.equal((await call('DELETE', `/transfers/${tg.id}`)).status, 200)
 })

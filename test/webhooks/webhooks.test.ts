@@ -24,7 +24,12 @@ srv.app.services.ingest = {
         meter: it.meter,
         kind: it.kind,
         recorded_at: it.recorded_at,
-        status: it.meter === 'dup' ? 'duplicate' : it.meter === 'old' ? 'rejected_meter_retired' : 'created',
+        status:
+          it.meter === 'dup'
+            ? 'duplicate'
+            : it.meter === 'old'
+              ? 'rejected_meter_retired'
+              : 'created',
         ...(it.meter === 'old' ? { reason: 'removed' } : {}),
       })),
     }
@@ -48,7 +53,12 @@ async function endpoint(mapping: unknown = MAPPING, extra: Record<string, unknow
   const r = await srv.admin('POST', `/workspaces/${ws}/webhook-endpoints`, { mapping, ...extra })
   return r.data as { id: string; token: string; path: string; enabled: boolean; mapping: unknown }
 }
-const send = (path: string, token: string | null, body: unknown, headers: Record<string, string> = {}) =>
+const send = (
+  path: string,
+  token: string | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+) =>
   srv.call('POST', path, {
     ...(typeof body === 'string' ? { raw: body } : { body }),
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
@@ -106,7 +116,12 @@ t.test('mapping: items expression, fields per item, delivery order, X-Webhook-To
   const body = {
     uplinks: [
       { dev_eui: 'm1', decoded: { volume_l: 10 }, received_at: '2025-03-01T10:00:00Z' },
-      { dev_eui: 'm2', decoded: { volume_l: 20 }, received_at: '2025-03-01T10:05:00Z', profile: 'generic' },
+      {
+        dev_eui: 'm2',
+        decoded: { volume_l: 20 },
+        received_at: '2025-03-01T10:05:00Z',
+        profile: 'generic',
+      },
     ],
   }
   const r = await send(ep.path, null, body, { 'x-webhook-token': ep.token })
@@ -116,41 +131,105 @@ t.test('mapping: items expression, fields per item, delivery order, X-Webhook-To
   t.equal(calls[0]!.workspaceId, ws)
   t.same(calls[0]!.items, [
     { meter: 'm1', kind: 'saldo', value: 10, unit: 'l', recorded_at: '2025-03-01T10:00:00Z' },
-    { meter: 'm2', kind: 'saldo', value: 20, unit: 'l', recorded_at: '2025-03-01T10:05:00Z', profile: 'generic' },
+    {
+      meter: 'm2',
+      kind: 'saldo',
+      value: 20,
+      unit: 'l',
+      recorded_at: '2025-03-01T10:05:00Z',
+      profile: 'generic',
+    },
   ])
   t.same(r.body, {
     accepted: 2,
     rejected: 0,
     results: [
-      { index: 0, status: 'created', meter: 'm1', kind: 'saldo', recorded_at: '2025-03-01T10:00:00Z' },
-      { index: 1, status: 'created', meter: 'm2', kind: 'saldo', recorded_at: '2025-03-01T10:05:00Z' },
+      {
+        index: 0,
+        status: 'created',
+        meter: 'm1',
+        kind: 'saldo',
+        recorded_at: '2025-03-01T10:00:00Z',
+      },
+      {
+        index: 1,
+        status: 'created',
+        meter: 'm2',
+        kind: 'saldo',
+        recorded_at: '2025-03-01T10:05:00Z',
+      },
     ],
   })
 })
 
-t.test('mapping: without items an array body is the list and an object body one item; $$ is the body', async (t) => {
-  const ep = await endpoint({
-    fields: { meter: '$$.gateway & "-" & id', kind: "'consumption'", value: 'v', unit: '$$.unit', recorded_at: 'ts' },
-  })
-  calls.length = 0
-  // Object body: one item; $$ is the body itself.
-  let r = await send(ep.path, ep.token, { gateway: 'g', id: 'a', v: 1, unit: 'kwh', ts: '2025-03-01T10:00:00Z' })
-  t.equal(r.status, 200)
-  t.same(calls[0]!.items, [{ meter: 'g-a', kind: 'consumption', value: 1, unit: 'kwh', recorded_at: '2025-03-01T10:00:00Z' }])
-  // Array body: each element an item; $$ is the whole array.
-  const ep2 = await endpoint({ fields: { meter: 'id', kind: "'consumption'", value: '$count($$)', unit: "'kwh'", recorded_at: 'ts' } })
-  r = await send(ep2.path, ep2.token, [
-    { id: 'a', ts: '2025-03-01T10:00:00Z' },
-    { id: 'b', ts: '2025-03-01T10:00:00Z' },
-  ])
-  t.equal(r.status, 200)
-  t.same(calls[1]!.items.map((i: any) => [i.meter, i.value]), [['a', 2], ['b', 2]])
-  // items as one object.
-  const ep3 = await endpoint({ items: 'reading', fields: { meter: '$$.device', kind: "'saldo'", value: 'v', unit: "'m3'", recorded_at: 'at' } })
-  r = await send(ep3.path, ep3.token, { device: 'd1', reading: { v: 5, at: '2025-03-01T10:00:00Z' } })
-  t.equal(r.status, 200)
-  t.same(calls[2]!.items, [{ meter: 'd1', kind: 'saldo', value: 5, unit: 'm3', recorded_at: '2025-03-01T10:00:00Z' }])
-})
+t.test(
+  'mapping: without items an array body is the list and an object body one item; $$ is the body',
+  async (t) => {
+    const ep = await endpoint({
+      fields: {
+        meter: '$$.gateway & "-" & id',
+        kind: "'consumption'",
+        value: 'v',
+        unit: '$$.unit',
+        recorded_at: 'ts',
+      },
+    })
+    calls.length = 0
+    // Object body: one item; $$ is the body itself.
+    let r = await send(ep.path, ep.token, {
+      gateway: 'g',
+      id: 'a',
+      v: 1,
+      unit: 'kwh',
+      ts: '2025-03-01T10:00:00Z',
+    })
+    t.equal(r.status, 200)
+    t.same(calls[0]!.items, [
+      {
+        meter: 'g-a',
+        kind: 'consumption',
+        value: 1,
+        unit: 'kwh',
+        recorded_at: '2025-03-01T10:00:00Z',
+      },
+    ])
+    // Array body: each element an item; $$ is the whole array.
+    const ep2 = await endpoint({
+      fields: {
+        meter: 'id',
+        kind: "'consumption'",
+        value: '$count($$)',
+        unit: "'kwh'",
+        recorded_at: 'ts',
+      },
+    })
+    r = await send(ep2.path, ep2.token, [
+      { id: 'a', ts: '2025-03-01T10:00:00Z' },
+      { id: 'b', ts: '2025-03-01T10:00:00Z' },
+    ])
+    t.equal(r.status, 200)
+    t.same(
+      calls[1]!.items.map((i: any) => [i.meter, i.value]),
+      [
+        ['a', 2],
+        ['b', 2],
+      ],
+    )
+    // items as one object.
+    const ep3 = await endpoint({
+      items: 'reading',
+      fields: { meter: '$$.device', kind: "'saldo'", value: 'v', unit: "'m3'", recorded_at: 'at' },
+    })
+    r = await send(ep3.path, ep3.token, {
+      device: 'd1',
+      reading: { v: 5, at: '2025-03-01T10:00:00Z' },
+    })
+    t.equal(r.status, 200)
+    t.same(calls[2]!.items, [
+      { meter: 'd1', kind: 'saldo', value: 5, unit: 'm3', recorded_at: '2025-03-01T10:00:00Z' },
+    ])
+  },
+)
 
 t.test('undefined leaves a field out; payload shape B passes through', async (t) => {
   const ep = await endpoint({
@@ -159,10 +238,24 @@ t.test('undefined leaves a field out; payload shape B passes through', async (t)
   })
   calls.length = 0
   const r = await send(ep.path, ep.token, {
-    rows: [{ m: 'x', p: 'acme', payload: { value: 3, status: ['LEAK'] }, t: '2025-03-01T10:00:00+01:00' }],
+    rows: [
+      {
+        m: 'x',
+        p: 'acme',
+        payload: { value: 3, status: ['LEAK'] },
+        t: '2025-03-01T10:00:00+01:00',
+      },
+    ],
   })
   t.equal(r.status, 200)
-  t.same(calls[0]!.items, [{ meter: 'x', profile: 'acme', payload: { value: 3, status: ['LEAK'] }, recorded_at: '2025-03-01T10:00:00+01:00' }])
+  t.same(calls[0]!.items, [
+    {
+      meter: 'x',
+      profile: 'acme',
+      payload: { value: 3, status: ['LEAK'] },
+      recorded_at: '2025-03-01T10:00:00+01:00',
+    },
+  ])
   t.notOk('unit' in (calls[0]!.items[0] as object))
 })
 
@@ -182,19 +275,28 @@ t.test('unmappable items: reason names the field; others still ingested in order
     ],
   })
   t.equal(r.status, 200)
-  t.same(calls[0]!.items.map((i: any) => i.meter), ['a', 'dup', 'old'])
+  t.same(
+    calls[0]!.items.map((i: any) => i.meter),
+    ['a', 'dup', 'old'],
+  )
   const res = r.body.results
-  t.same(res.map((x: any) => x.index), [0, 1, 2, 3, 4, 5, 6, 7])
-  t.same(res.map((x: any) => x.status), [
-    'created',
-    'rejected_unmappable',
-    'rejected_unmappable',
-    'rejected_unmappable',
-    'rejected_unmappable',
-    'duplicate',
-    'rejected_meter_retired',
-    'rejected_unmappable',
-  ])
+  t.same(
+    res.map((x: any) => x.index),
+    [0, 1, 2, 3, 4, 5, 6, 7],
+  )
+  t.same(
+    res.map((x: any) => x.status),
+    [
+      'created',
+      'rejected_unmappable',
+      'rejected_unmappable',
+      'rejected_unmappable',
+      'rejected_unmappable',
+      'duplicate',
+      'rejected_meter_retired',
+      'rejected_unmappable',
+    ],
+  )
   t.match(res[1].reason, /^meter/)
   t.match(res[2].reason, /^recorded_at.*ISO 8601/)
   t.match(res[3].reason, /^value/)
@@ -213,66 +315,76 @@ t.test('unmappable items: reason names the field; others still ingested in order
   t.same(all.body.rejected, 1)
 })
 
-t.test('422 for the delivery: not JSON, failing expression, items not array/object; pipeline 422 re-keyed', async (t) => {
-  const ep = await endpoint()
-  let r = await send(ep.path, ep.token, '{not json')
-  t.equal(r.status, 422)
-  t.ok(r.body.errors.body)
-  r = await send(ep.path, ep.token, { uplinks: 'text' })
-  t.equal(r.status, 422)
-  t.ok(r.body.errors['mapping.items'])
-  const plain = await endpoint({ fields: { meter: 'a', recorded_at: 'b' } })
-  r = await send(plain.path, plain.token, 42)
-  t.equal(r.status, 422)
-  t.ok(r.body.errors.body)
-  const bad = await endpoint({ fields: { meter: 'a', value: '$number(v) + 1', recorded_at: 'b' } })
-  r = await send(bad.path, bad.token, { a: 'm', v: 'abc', b: '2025-03-01T10:00:00Z' })
-  t.equal(r.status, 422)
-  t.ok(r.body.errors['mapping.fields.value'])
-  const badItems = await endpoint({ items: '$foo()', fields: { recorded_at: 'b' } })
-  r = await send(badItems.path, badItems.token, {})
-  t.equal(r.status, 422)
-  t.ok(r.body.errors['mapping.items'])
-  // Runaway recursion is cut off, not a hang or a 500.
-  const loop = await endpoint({ fields: { meter: '($f := function($n) { $f($n + 1) }; $f(0))', recorded_at: 'b' } })
-  r = await send(loop.path, loop.token, { b: '2025-03-01T10:00:00Z' })
-  t.equal(r.status, 422)
-  t.ok(r.body.errors['mapping.fields.meter'])
+t.test(
+  '422 for the delivery: not JSON, failing expression, items not array/object; pipeline 422 re-keyed',
+  async (t) => {
+    const ep = await endpoint()
+    let r = await send(ep.path, ep.token, '{not json')
+    t.equal(r.status, 422)
+    t.ok(r.body.errors.body)
+    r = await send(ep.path, ep.token, { uplinks: 'text' })
+    t.equal(r.status, 422)
+    t.ok(r.body.errors['mapping.items'])
+    const plain = await endpoint({ fields: { meter: 'a', recorded_at: 'b' } })
+    r = await send(plain.path, plain.token, 42)
+    t.equal(r.status, 422)
+    t.ok(r.body.errors.body)
+    const bad = await endpoint({
+      fields: { meter: 'a', value: '$number(v) + 1', recorded_at: 'b' },
+    })
+    r = await send(bad.path, bad.token, { a: 'm', v: 'abc', b: '2025-03-01T10:00:00Z' })
+    t.equal(r.status, 422)
+    t.ok(r.body.errors['mapping.fields.value'])
+    const badItems = await endpoint({ items: '$foo()', fields: { recorded_at: 'b' } })
+    r = await send(badItems.path, badItems.token, {})
+    t.equal(r.status, 422)
+    t.ok(r.body.errors['mapping.items'])
+    // Runaway recursion is cut off, not a hang or a 500.
+    const loop = await endpoint({
+      fields: { meter: '($f := function($n) { $f($n + 1) }; $f(0))', recorded_at: 'b' },
+    })
+    r = await send(loop.path, loop.token, { b: '2025-03-01T10:00:00Z' })
+    t.equal(r.status, 422)
+    t.ok(r.body.errors['mapping.fields.meter'])
 
-  // A profile violation found by the pipeline: its 422, keyed by the delivery's item index.
-  failWith = validationError({ 'items.0.value': ['The value field is invalid.'] })
-  r = await send(ep.path, ep.token, {
-    uplinks: [
-      { decoded: { volume_l: 1 }, received_at: '2025-03-01T10:00:00Z' },
-      { dev_eui: 'b', decoded: { volume_l: 'x' }, received_at: '2025-03-01T10:00:00Z' },
-    ],
-  })
-  failWith = null
-  t.equal(r.status, 422)
-  t.same(Object.keys(r.body.errors), ['items.1.value'])
-})
+    // A profile violation found by the pipeline: its 422, keyed by the delivery's item index.
+    failWith = validationError({ 'items.0.value': ['The value field is invalid.'] })
+    r = await send(ep.path, ep.token, {
+      uplinks: [
+        { decoded: { volume_l: 1 }, received_at: '2025-03-01T10:00:00Z' },
+        { dev_eui: 'b', decoded: { volume_l: 'x' }, received_at: '2025-03-01T10:00:00Z' },
+      ],
+    })
+    failWith = null
+    t.equal(r.status, 422)
+    t.same(Object.keys(r.body.errors), ['items.1.value'])
+  },
+)
 
-t.test('401: unknown endpoint, wrong token, disabled endpoint, missing token, query token — identical bodies', async (t) => {
-  const ep = await endpoint()
-  const body = { uplinks: [] }
-  const answers = [
-    await send('/api/v1/webhooks/doesnotexist000000', ep.token, body),
-    await send(ep.path, 'mfwh_wrong', body),
-    await send(ep.path, null, body),
-    await send(`${ep.path}?token=${ep.token}`, null, body),
-  ]
-  await srv.admin('PATCH', `/webhook-endpoints/${ep.id}`, { enabled: false })
-  answers.push(await send(ep.path, ep.token, body))
-  for (const a of answers) {
-    t.equal(a.status, 401)
-    t.equal(a.text, answers[0]!.text)
-  }
-  await srv.admin('PATCH', `/webhook-endpoints/${ep.id}`, { enabled: true })
-  t.equal((await send(ep.path, ep.token, body)).status, 200)
-  // An API token is not a webhook token.
-  const tenant = await srv.tenant()
-  t.equal((await send(ep.path, tenant.token, body)).status, 401)
-})
+t.test(
+  '401: unknown endpoint, wrong token, disabled endpoint, missing token, query token — identical bodies',
+  async (t) => {
+    const ep = await endpoint()
+    const body = { uplinks: [] }
+    const answers = [
+      await send('/api/v1/webhooks/doesnotexist000000', ep.token, body),
+      await send(ep.path, 'mfwh_wrong', body),
+      await send(ep.path, null, body),
+      await send(`${ep.path}?token=${ep.token}`, null, body),
+    ]
+    await srv.admin('PATCH', `/webhook-endpoints/${ep.id}`, { enabled: false })
+    answers.push(await send(ep.path, ep.token, body))
+    for (const a of answers) {
+      t.equal(a.status, 401)
+      t.equal(a.text, answers[0]!.text)
+    }
+    await srv.admin('PATCH', `/webhook-endpoints/${ep.id}`, { enabled: true })
+    t.equal((await send(ep.path, ep.token, body)).status, 200)
+    // An API token is not a webhook token.
+    const tenant = await srv.tenant()
+    t.equal((await send(ep.path, tenant.token, body)).status, 401)
+  },
+)
 
 t.test('rotate-token: the old token stops at once; PATCH mapping recompiles', async (t) => {
   const ep = await endpoint()
@@ -283,7 +395,9 @@ t.test('rotate-token: the old token stops at once; PATCH mapping recompiles', as
 
   calls.length = 0
   const patched = await srv.admin('PATCH', `/webhook-endpoints/${ep.id}`, {
-    mapping: { fields: { meter: "'fixed'", kind: "'saldo'", value: '1', unit: "'kwh'", recorded_at: 'at' } },
+    mapping: {
+      fields: { meter: "'fixed'", kind: "'saldo'", value: '1', unit: "'kwh'", recorded_at: 'at' },
+    },
   })
   t.equal(patched.data.enabled, true)
   const r = await send(ep.path, rot.data.token, { at: '2025-03-01T10:00:00Z' })
@@ -296,9 +410,14 @@ t.test('rotate-token: the old token stops at once; PATCH mapping recompiles', as
   })
   t.equal(bad.status, 422)
   t.ok(bad.body.errors['mapping.fields.recorded_at'])
-  const nf = await srv.call('PATCH', `/admin/v1/webhook-endpoints/nope`, { token: srv.adminToken, body: {} })
+  const nf = await srv.call('PATCH', `/admin/v1/webhook-endpoints/nope`, {
+    token: srv.adminToken,
+    body: {},
+  })
   t.equal(nf.status, 404)
-  const nf2 = await srv.call('POST', `/admin/v1/webhook-endpoints/nope/rotate-token`, { token: srv.adminToken })
+  const nf2 = await srv.call('POST', `/admin/v1/webhook-endpoints/nope/rotate-token`, {
+    token: srv.adminToken,
+  })
   t.equal(nf2.status, 404)
   const unauth = await srv.call('PATCH', `/admin/v1/webhook-endpoints/${ep.id}`, { body: {} })
   t.equal(unauth.status, 401)
