@@ -84,6 +84,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   const router = new Router()
   registerApi(router, services)
   registerAdmin(router, services)
+  for (const st of stages) st.registerRoutes?.(router)
 
   const http = await startHttpServer(router, {
     host: config.HOST,
