@@ -6,6 +6,8 @@ import { ROLLUP_TABLE } from './rollup.js'
 import { wholeHourZone } from './time.js'
 
 const HOUR = 3_600_000
+/** Dirty hours named in one query at most (≈ 20 bytes each, twice, under max_query_size). */
+export const MAX_DIRTY_HOURS = 5000
 
 export type Kind = 'consumption' | 'saldo'
 
@@ -126,19 +128,23 @@ export async function aggregateReadings(
   // Whole hours [h0, h1) lie inside [from, to]; `to` is inclusive.
   const h0 = Math.ceil(f.from / HOUR) * HOUR
   const h1 = Math.floor((f.to + 1) / HOUR) * HOUR
-  const rollupRange = useRollup && h0 < h1
   const params: Record<string, unknown> = {}
   const where = baseWhere(f, params)
 
-  let dirty: { m: number; k: number; b: number }[] = []
+  // Dirty hours travel as one UInt64 each: (meter_id * 4 + kind) * 2^32 + hours since epoch.
+  const code = (b: string) => `(meter_id * 4 + CAST(kind, 'UInt8')) * 4294967296 + intDiv(toUnixTimestamp(${b}), 3600)`
+  let dirty: { code: string; b: number }[] = []
+  let rollupRange = useRollup && h0 < h1
   if (rollupRange) {
-    const rows = await sql.query<{ m: string; k: number; b: number }>(
-      `SELECT meter_id AS m, CAST(kind, 'Int8') AS k, toUnixTimestamp(bucket) AS b FROM ${ROLLUP_TABLE}
+    const rows = await sql.query<{ c: string; b: number }>(
+      `SELECT toString(${code('bucket')}) AS c, toUnixTimestamp(bucket) AS b FROM ${ROLLUP_TABLE}
        WHERE ${where} AND bucket >= toDateTime(${h0 / 1000}, 'UTC') AND bucket < toDateTime(${h1 / 1000}, 'UTC')
        GROUP BY meter_id, kind, bucket HAVING sum(rows) != uniqExactMerge(ids)`,
       params,
     )
-    dirty = rows.map((r) => ({ m: Number(r.m), k: Number(r.k), b: Number(r.b) }))
+    dirty = rows.map((r) => ({ code: r.c, b: Number(r.b) }))
+    // Too many dirty hours to name in a query: read the whole range from the raw readings.
+    if (dirty.length > MAX_DIRTY_HOURS) rollupRange = false
   }
 
   const outFromHour = bucket === 'hourly' ? 'bucket' : `toStartOfDay(bucket, ${zone})`
@@ -150,22 +156,20 @@ export async function aggregateReadings(
   const parts: string[] = []
   const rawConds: string[] = []
   if (rollupRange) {
-    const dirtyList = dirty.map((d) => `(${d.m}, ${d.k}, ${d.b})`).join(', ')
+    const dirtyList = dirty.map((d) => d.code).join(',')
     parts.push(
       `SELECT meter_id, kind, toDateTime(${outFromHour}, 'UTC') AS b, toUInt64(cnt) AS c, toFloat64(total) AS s,
               CAST(mn, 'Nullable(Float64)') AS lo, CAST(mx, 'Nullable(Float64)') AS hi
        FROM ${ROLLUP_TABLE}
        WHERE ${where} AND bucket >= toDateTime(${h0 / 1000}, 'UTC') AND bucket < toDateTime(${h1 / 1000}, 'UTC')
-       ${dirty.length ? `AND (meter_id, CAST(kind, 'Int8'), toUnixTimestamp(bucket)) NOT IN (${dirtyList})` : ''}`,
+       ${dirty.length ? `AND ${code('bucket')} NOT IN (${dirtyList})` : ''}`,
     )
     if (f.from < h0) rawConds.push(`(${timeCond(f.from, h0, false)})`)
     if (h1 <= f.to) rawConds.push(`(${timeCond(h1, f.to, true)})`)
     if (dirty.length) {
       const lo = Math.min(...dirty.map((d) => d.b)) * 1000
       const hi = Math.max(...dirty.map((d) => d.b)) * 1000 + HOUR
-      rawConds.push(
-        `(${timeCond(lo, hi, false)} AND (meter_id, CAST(kind, 'Int8'), toUnixTimestamp(toStartOfHour(recorded_at))) IN (${dirtyList}))`,
-      )
+      rawConds.push(`(${timeCond(lo, hi, false)} AND ${code('recorded_at')} IN (${dirtyList}))`)
     }
   } else rawConds.push(`(${timeCond(f.from, f.to, true)})`)
   if (rawConds.length)
@@ -196,7 +200,7 @@ export async function aggregateReadings(
   return {
     total,
     dirtyHours: dirty.length,
-    rollup: useRollup,
+    rollup: rollupRange,
     rows: rows.map((r) => {
       const c = Number(r.c)
       const s = Number(r.s)

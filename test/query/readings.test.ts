@@ -408,3 +408,16 @@ t.test('derive: exchange without both baselines is unknown', async (t) => {
   const r = await get({ meter_id: m.id, derive: 'consumption', from: '2025-06-02T00:00:00Z', to: '2025-06-02T02:00:00Z' })
   t.match(r.body.data, [{ consumption: null, unknown: true, exchange: true }])
 })
+
+t.test('many dirty hours (beyond the per-query list) fall back to the raw readings, still exact', async (t) => {
+  const m = await createMeter(s, a.token, { meter_identifier: 'dirty-many', unit: 'kwh' })
+  const base = Date.parse('2024-07-01T00:00:00Z')
+  const rows = Array.from({ length: 5100 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 2 }))
+  await insertReadings(s, a.workspaceId, rows)
+  await insertReadings(s, a.workspaceId, rows.map((r) => ({ ...r, flags: ['implausible_rate'] })))
+  const r = await get({ meter_id: m.id, aggregate: 'daily', from: '2024-07-01T00:00:00Z', to: '2025-01-31T00:00:00Z', per_page: 1000 })
+  t.equal(r.status, 200)
+  t.equal(r.body.data.reduce((n: number, b: any) => n + b.reading_count, 0), 5100)
+  t.equal(r.body.data.reduce((n: number, b: any) => n + b.sum, 0), 10200)
+  t.equal(r.body.data[0].reading_count, 24)
+})
