@@ -12,6 +12,7 @@ import { aflLayer } from "./afl";
 import { tplLayer, UNDECODABLE } from "./tpl";
 import { parseRecords } from "./difvif";
 import { selectRegister } from "./select";
+import { mfctFrame, mfctRecordsFirst, mfctRecordsFallback } from "./mfct";
 
 function reset(): void {
   for (let i = 0; i < 64; i++) unchecked((CTRL[i] = 0));
@@ -71,6 +72,7 @@ function run(p: i32): i32 {
       pos = r;
       continue;
     }
+    if (ci >= 0xa0 && ci <= 0xb7) return mfctFrame(pos);
     r = tplLayer(pos);
     if (r == NEED) return R_NEED_CRYPTO;
     if (r == UNDECODABLE) return R_UNDECODABLE;
@@ -83,8 +85,11 @@ function run(p: i32): i32 {
 
 function app(pos: i32): i32 {
   set(S_APP_OFF, pos);
-  const st = parseRecords(pos, get(S_END));
+  const end = get(S_END);
+  const st = parseRecords(pos, end);
+  if (mfctRecordsFirst(pos, end)) return R_OK;
   selectRegister();
+  if (get(S_SEL) < 0 && mfctRecordsFallback()) return R_OK;
   if (get(S_SEL) < 0) {
     if (st < 0) return R_UNDECODABLE; // reason set by the record walk
     set(S_REASON, E_NO_REGISTER);

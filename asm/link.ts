@@ -1,4 +1,5 @@
 // Link layer: wireless DLL (L C M A) and wired M-Bus (C A) headers.
+import { diehlLink } from "./mfct";
 import { F, S_C, S_M, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_FRAME, S_WIRED_ADDR, S_REASON, S_END, S_ID, S_ID_M, S_VER, S_TYPE, S_HAS_ID, E_TOO_SHORT, get, set, fb } from "./state";
 
 export function u32le(p: i32): i32 {
@@ -35,5 +36,6 @@ export function linkLayer(n: i32): i32 {
   set(S_DLL_VER, fb(8));
   set(S_DLL_TYPE, fb(9));
   setPrinted(4, m, fb(8), fb(9));
+  diehlLink(n);
   return 10;
 }

@@ -66,6 +66,7 @@ export const S_HAS_ID: i32 = 53;
 export const S_ELL_CRC_OFF: i32 = 54;
 export const S_TPL_OFF: i32 = 55;
 export const S_END: i32 = 56; // end of application data (excl. wired checksum)
+export const S_DIEHL: i32 = 57; // Diehl frame interpretation (asm/mfct.ts DI_*)
 
 // record fields
 export const R_DIF: i32 = 0;

@@ -49,6 +49,7 @@ export const S = {
   ELL_CRC_OFF: 54,
   TPL_OFF: 55,
   END: 56,
+  DIEHL: 57,
 } as const
 
 export const REC_W = 20
