@@ -27,6 +27,8 @@ export interface EngineOptions {
   concurrency?: number
   /** Due deliveries fetched per target per poll. */
   perTarget?: number
+  /** Real-time period of a poll even when nothing known here is due. */
+  rescanMs?: number
 }
 
 export class DeliveryEngine implements Stage {
@@ -45,6 +47,14 @@ export class DeliveryEngine implements Stage {
   private readonly subLocks = new Map<number, Promise<unknown>>()
   private active = 0
   private readonly slotWaiters: (() => void)[] = []
+  // The due query reads the whole deliveries table (FINAL), so the timer runs it only when
+  // something known is due (clock time), or every `rescanMs` (real time) for work another
+  // instance scheduled and left behind.
+  private nextDueAt = -Infinity
+  /** Retries scheduled while a scan runs; the scan's own answer may predate them. */
+  private scheduledDuringScan = Infinity
+  private lastScan = 0
+  private readonly rescanMs: number
 
   constructor(
     private readonly repo: EventRepo,
@@ -60,12 +70,13 @@ export class DeliveryEngine implements Stage {
     this.pollMs = opts.pollMs ?? 1000
     this.concurrency = opts.concurrency ?? 16
     this.perTarget = opts.perTarget ?? 50
+    this.rescanMs = opts.rescanMs ?? 15_000
   }
 
   start(): void {
     if (!this.stopped) return
     this.stopped = false
-    this.timer = setInterval(() => this.wake(), this.pollMs)
+    this.timer = setInterval(() => this.tick(), this.pollMs)
     this.timer.unref()
     this.wake()
   }
@@ -78,6 +89,11 @@ export class DeliveryEngine implements Stage {
     await this.polling?.catch(() => {})
     await Promise.allSettled([...this.inflight.values()])
     this.mailer.close()
+  }
+
+  private tick(): void {
+    if (this.clock.now() >= this.nextDueAt || Date.now() - this.lastScan >= this.rescanMs)
+      this.wake()
   }
 
   /** Look for due deliveries soon (after an emit or a manual retry) instead of at the next poll. */
@@ -121,8 +137,19 @@ export class DeliveryEngine implements Stage {
     }
   }
 
-  private due(): Promise<Delivery[]> {
-    return this.repo.dueDeliveries(this.clock.now(), this.perTarget)
+  /** Due rows now; also learns when the next known one falls due. */
+  private async due(): Promise<Delivery[]> {
+    const now = this.clock.now()
+    this.lastScan = Date.now()
+    this.scheduledDuringScan = Infinity
+    const rows = await this.repo.dueDeliveries(now, this.perTarget)
+    const later = await this.repo.nextDue(now)
+    // A full page per target means a backlog: look again at the next tick.
+    const perSub = new Map<number, number>()
+    for (const d of rows) perSub.set(d.subscription_id, (perSub.get(d.subscription_id) ?? 0) + 1)
+    const backlog = [...perSub.values()].some((n) => n >= this.perTarget)
+    this.nextDueAt = backlog ? -Infinity : Math.min(later ?? Infinity, this.scheduledDuringScan)
+    return rows
   }
 
   private dispatch(d: Delivery): Promise<number> {
@@ -197,6 +224,8 @@ export class DeliveryEngine implements Stage {
       Object.assign(next, { status: 'failed', next_attempt_at: null, exhausted: true })
     } else {
       next.next_attempt_at = after + this.opts.retryDelaysMs[attemptNo - 1]!
+      this.nextDueAt = Math.min(this.nextDueAt, next.next_attempt_at)
+      this.scheduledDuringScan = Math.min(this.scheduledDuringScan, next.next_attempt_at)
     }
     await this.repo.saveDeliveries([next])
     if (next.status === 'delivered') await this.settle(sub.id, 'delivered')

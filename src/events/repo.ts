@@ -173,10 +173,13 @@ export class EventRepo {
     ).map(deliveryFromRow)
   }
 
-  /** The earliest next attempt of any pending delivery (epoch ms), or null. */
-  async nextDue(): Promise<number | null> {
+  /** The earliest next attempt after `after` of a pending delivery of an enabled subscription. */
+  async nextDue(after: number): Promise<number | null> {
     const [r] = await this.sql.query<{ n: string; t: string }>(
-      `SELECT count() AS n, min(next_attempt_at) AS t FROM event_deliveries FINAL WHERE status = 'pending'`,
+      `SELECT count() AS n, min(next_attempt_at) AS t FROM event_deliveries FINAL
+       WHERE status = 'pending' AND next_attempt_at > {after:DateTime64(3, 'UTC')}
+         AND subscription_id IN (SELECT id FROM event_subscriptions FINAL WHERE enabled = 1)`,
+      { after: chTime(after) },
     )
     return r && Number(r.n) > 0 ? parseChTime(r.t) : null
   }
