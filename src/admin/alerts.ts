@@ -20,23 +20,23 @@ const QUALITY_FLAGS = [
 ] as const
 
 const literals = (xs: readonly string[]) => Type.Union(xs.map((x) => Type.Literal(x)))
-const RuleBase = Type.Object(
+export const RuleBase = Type.Object(
   { type: literals(['no_data', 'status', 'quality']), params: Type.Optional(Type.Unknown()) },
   { additionalProperties: false },
 )
-const NoDataParams = Type.Object(
+export const NoDataParams = Type.Object(
   { after_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 525_600 })) },
   { additionalProperties: false },
 )
-const StatusParams = Type.Object(
+export const StatusParams = Type.Object(
   { statuses: Type.Array(literals(CANONICAL_STATUSES), { minItems: 1, uniqueItems: true }) },
   { additionalProperties: false },
 )
-const QualityParams = Type.Object(
+export const QualityParams = Type.Object(
   { flags: Type.Array(literals(QUALITY_FLAGS), { minItems: 1, uniqueItems: true }) },
   { additionalProperties: false },
 )
-const ResolveBody = Type.Object(
+export const ResolveBody = Type.Object(
   { by: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
   { additionalProperties: false },
 )

@@ -8,7 +8,7 @@ import { backfillReadingQuality } from '../jobs/backfill.js'
 import type { Services } from '../services.js'
 import { adminRoute } from './guard.js'
 
-const BackfillBody = Type.Object(
+export const BackfillBody = Type.Object(
   {
     workspace_id: Type.Optional(Type.Integer({ minimum: 1 })),
     meter_id: Type.Optional(Type.Integer({ minimum: 1 })),

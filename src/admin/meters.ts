@@ -13,23 +13,23 @@ import { latestStatuses } from '../store/status.js'
 import { parseIso } from '../webhooks/mapping.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-const LifecycleBody = Type.Object(
+export const LifecycleBody = Type.Object(
   { state: Type.Union(LIFECYCLE_STATES.map((s) => Type.Literal(s))) },
   { additionalProperties: false },
 )
-const ProfileBody = Type.Object(
+export const ProfileBody = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 64 }),
     version: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 )
-const WmbusKeyBody = Type.Object(
+export const WmbusKeyBody = Type.Object(
   { key: Type.Union([Type.String({ pattern: '^[0-9a-fA-F]{32}$' }), Type.Null()]) },
   { additionalProperties: false },
 )
 const NullableNumber = Type.Union([Type.Number(), Type.Null()])
-const ExchangeBody = Type.Object(
+export const ExchangeBody = Type.Object(
   {
     exchanged_at: Type.String({ minLength: 1, maxLength: 64 }),
     old_final_value: Type.Optional(NullableNumber),

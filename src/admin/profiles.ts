@@ -21,7 +21,7 @@ export const CANONICAL_STATUSES = [
   'error',
 ] as const
 
-const ProfileCreate = Type.Object(
+export const ProfileCreate = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),

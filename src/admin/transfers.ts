@@ -8,7 +8,7 @@ import { parseCron, TransferRepo, transferView } from '../scheduler/transfers.js
 import type { Services } from '../services.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-const TransferCreate = Type.Object(
+export const TransferCreate = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2000 }),
     cron: Type.String({ minLength: 1, maxLength: 200 }),

@@ -15,7 +15,7 @@ import {
 } from '../webhooks/repo.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-const EndpointCreate = Type.Object(
+export const EndpointCreate = Type.Object(
   {
     name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     mapping: Type.Unknown(),
@@ -23,7 +23,7 @@ const EndpointCreate = Type.Object(
   },
   { additionalProperties: false },
 )
-const EndpointPatch = Type.Object(
+export const EndpointPatch = Type.Object(
   {
     name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     mapping: Type.Optional(Type.Unknown()),

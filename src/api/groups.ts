@@ -15,8 +15,8 @@ import { pathId } from './meters.js'
 
 const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' })
 const ParentId = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])
-const CreateBody = Type.Object({ name: Name, parent_id: Type.Optional(ParentId) })
-const PatchBody = Type.Object({ name: Type.Optional(Name), parent_id: Type.Optional(ParentId) })
+export const CreateBody = Type.Object({ name: Name, parent_id: Type.Optional(ParentId) })
+export const PatchBody = Type.Object({ name: Type.Optional(Name), parent_id: Type.Optional(ParentId) })
 
 function objectBody(req: HttpRequest, allowed: string[]): Record<string, unknown> {
   const b = req.body.length === 0 ? {} : req.json()

@@ -31,7 +31,7 @@ const FIELDS = {
 const CREATE_KEYS = [...Object.keys(FIELDS), 'profile']
 const PATCH_KEYS = [...Object.keys(FIELDS), 'display_unit']
 
-const CreateBody = Type.Object({
+export const CreateBody = Type.Object({
   ...FIELDS,
   meter_identifier: FIELDS.meter_identifier,
   name: Type.Optional(FIELDS.name),
@@ -43,7 +43,7 @@ const CreateBody = Type.Object({
   pulse_unit: Type.Optional(FIELDS.pulse_unit),
   profile: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 })
-const PatchBody = Type.Object({
+export const PatchBody = Type.Object({
   meter_identifier: Type.Optional(FIELDS.meter_identifier),
   name: Type.Optional(FIELDS.name),
   unit: Type.Optional(FIELDS.unit),
@@ -54,7 +54,7 @@ const PatchBody = Type.Object({
   pulse_weight: Type.Optional(FIELDS.pulse_weight),
   pulse_unit: Type.Optional(FIELDS.pulse_unit),
 })
-const DeleteBody = Type.Object({ confirm_meter_identifier: Type.String() })
+export const DeleteBody = Type.Object({ confirm_meter_identifier: Type.String() })
 
 /** Fields whose change alters how already-stored readings are interpreted. */
 const INTERPRETING = ['unit', 'rollover_max', 'pulse_weight', 'pulse_unit'] as const
