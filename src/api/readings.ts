@@ -115,7 +115,11 @@ export function registerReadings(router: Router, s: Services): void {
       })
     }
 
-    const { rows, total } = await aggregateReadings(s.store.sql, filter, aggregate, tz, pg)
+    // Retention may prune readings older than now − retention_days at any time: those hours
+    // come from the raw readings, never from the rollup (docs/query.md).
+    const w = await s.tenants.getWorkspace(ws)
+    const rawBefore = w?.retention_days ? s.clock.now() - w.retention_days * 86_400_000 : undefined
+    const { rows, total } = await aggregateReadings(s.store.sql, { ...filter, rawBefore }, aggregate, tz, pg)
     return json(200, {
       ...head,
       data: rows.map((r) => ({

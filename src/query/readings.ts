@@ -19,6 +19,11 @@ export interface RangeFilter {
   /** Inclusive bounds, epoch ms. */
   from: number
   to: number
+  /**
+   * Readings before this instant may be pruned by retention at any moment; their hours are
+   * read from the raw table only (the rollup keeps no record of deletions). Epoch ms.
+   */
+  rawBefore?: number
 }
 
 export interface Page {
@@ -126,7 +131,7 @@ export async function aggregateReadings(
   const zone = quote(tz ?? 'UTC')
   const useRollup = tz === null || wholeHourZone(tz, f.from, f.to)
   // Whole hours [h0, h1) lie inside [from, to]; `to` is inclusive.
-  const h0 = Math.ceil(f.from / HOUR) * HOUR
+  const h0 = Math.ceil(Math.max(f.from, f.rawBefore !== undefined ? f.rawBefore + HOUR : -Infinity) / HOUR) * HOUR
   const h1 = Math.floor((f.to + 1) / HOUR) * HOUR
   const params: Record<string, unknown> = {}
   const where = baseWhere(f, params)
@@ -164,7 +169,7 @@ export async function aggregateReadings(
        WHERE ${where} AND bucket >= toDateTime(${h0 / 1000}, 'UTC') AND bucket < toDateTime(${h1 / 1000}, 'UTC')
        ${dirty.length ? `AND ${code('bucket')} NOT IN (${dirtyList})` : ''}`,
     )
-    if (f.from < h0) rawConds.push(`(${timeCond(f.from, h0, false)})`)
+    if (f.from < h0) rawConds.push(`(${timeCond(f.from, Math.min(h0, f.to + 1), false)})`)
     if (h1 <= f.to) rawConds.push(`(${timeCond(h1, f.to, true)})`)
     if (dirty.length) {
       const lo = Math.min(...dirty.map((d) => d.b)) * 1000

@@ -421,3 +421,20 @@ t.test('many dirty hours (beyond the per-query list) fall back to the raw readin
   t.equal(r.body.data.reduce((n: number, b: any) => n + b.sum, 0), 10200)
   t.equal(r.body.data[0].reading_count, 24)
 })
+
+t.test('aggregates never show readings pruned by retention', async (t) => {
+  const w = await s.tenant({ workspace: { retention_days: 30 } })
+  const m = await createMeter(s, w.token, { meter_identifier: 'ret', unit: 'kwh' })
+  // NOW − 30 days = 2025-05-16T12:00Z; readings on both sides of the cut-off.
+  const base = Date.parse('2025-05-14T00:00:00Z')
+  await insertReadings(s, w.workspaceId, Array.from({ length: 96 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })))
+  const q = { meter_id: m.id, aggregate: 'daily', from: '2025-05-14T00:00:00Z', to: '2025-05-17T23:59:59Z' }
+  const before = await get(q, w.token)
+  t.same(before.body.data.map((b: any) => b.reading_count), [24, 24, 24, 24])
+  await s.admin('POST', '/scheduler/run')
+  const after = await get(q, w.token)
+  t.same(after.body.data.map((b: any) => [b.bucket_start, b.reading_count]), [
+    ['2025-05-16 00:00:00', 12], // 12:00Z onwards survives the cut-off
+    ['2025-05-17 00:00:00', 24],
+  ])
+})
