@@ -17,8 +17,11 @@ export interface Coord {
   take(key: string, limit: number, windowMs: number, by?: number): Promise<TakeResult>
   /** Gives back what a `take` took (an admitted item that was not stored after all). */
   giveBack(key: string, by: number): Promise<void>
-  /** Next value of a sequence; never at or below `floor` (the store's current maximum). */
-  nextId(sequence: string, floor: number): Promise<number>
+  /**
+   * Next value of a sequence. When the sequence is unknown here (first use, or Redis lost
+   * its keys) it starts above `floor()`, the store's current maximum.
+   */
+  nextId(sequence: string, floor: () => Promise<number>): Promise<number>
   /** Acquires or renews a lease; true when `owner` holds it for the next `ttlMs`. */
   lease(name: string, owner: string, ttlMs: number): Promise<boolean>
   release(name: string, owner: string): Promise<void>

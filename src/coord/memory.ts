@@ -52,8 +52,9 @@ export class MemoryCoord implements Coord {
       if (k.startsWith(key + ':')) e.value = String(Math.max(0, Number(e.value) - by))
   }
 
-  async nextId(sequence: string, floor: number): Promise<number> {
-    const next = Math.max(this.sequences.get(sequence) ?? 0, floor) + 1
+  async nextId(sequence: string, floor: () => Promise<number>): Promise<number> {
+    const current = this.sequences.get(sequence) ?? (await floor())
+    const next = Math.max(this.sequences.get(sequence) ?? 0, current) + 1
     this.sequences.set(sequence, next)
     return next
   }

@@ -12,10 +12,17 @@ c = redis.call('INCRBY', KEYS[1], by)
 if c == by then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {1, c}`
 
+// ARGV[1] = -1: increment only if the sequence exists (else -1, and the caller asks the
+// store for its maximum); otherwise the floor to start above.
 const NEXT_ID = `
-local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+local c = redis.call('GET', KEYS[1])
 local floor = tonumber(ARGV[1])
-if c < floor then redis.call('SET', KEYS[1], floor) end
+if not c then
+  if floor < 0 then return -1 end
+  redis.call('SET', KEYS[1], floor)
+elseif tonumber(c) < floor then
+  redis.call('SET', KEYS[1], floor)
+end
 return redis.call('INCR', KEYS[1])`
 
 const LEASE = `
@@ -101,8 +108,12 @@ export class RedisCoord implements Coord {
     return this.run(async () => void (await this.redis.mfGiveBack(k, by)))
   }
 
-  nextId(sequence: string, floor: number): Promise<number> {
-    return this.run(async () => Number(await this.redis.mfNextId(`seq:${sequence}`, floor)))
+  nextId(sequence: string, floor: () => Promise<number>): Promise<number> {
+    return this.run(async () => {
+      const id = Number(await this.redis.mfNextId(`seq:${sequence}`, -1))
+      if (id >= 0) return id
+      return Number(await this.redis.mfNextId(`seq:${sequence}`, await floor()))
+    })
   }
 
   lease(name: string, owner: string, ttlMs: number): Promise<boolean> {

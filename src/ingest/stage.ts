@@ -40,8 +40,9 @@ export async function buildIngestStage(s: Services): Promise<Stage & { actors: A
   })
   s.ingest = pipeline
   s.actors = actors
-  // A recorded exchange changes how readings are judged: the meter's actor reloads.
-  await s.coord.subscribe('exchanges', (msg) => actors.forget(Number(msg.split(':')[1])))
+  // A recorded exchange or a backfill changes what the actor holds: it reloads.
+  for (const channel of ['exchanges', 'readings-rewritten'])
+    await s.coord.subscribe(channel, (msg) => actors.forget(Number(msg.split(':')[1])))
   return {
     name: 'ingest',
     actors,

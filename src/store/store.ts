@@ -27,7 +27,6 @@ const SEQUENCES: Record<string, string> = {
 export class Store {
   readonly readings: GroupCommit
   readonly statusReports: GroupCommit
-  private readonly floors = new Map<string, number>()
   private lastVersion = 0
 
   private constructor(
@@ -59,22 +58,19 @@ export class Store {
     } finally {
       await coord.release('migrations', owner)
     }
-    await store.loadFloors()
     return store
   }
 
-  private async loadFloors(): Promise<void> {
-    const parts = Object.entries(SEQUENCES).map(
-      ([t, col]) => `SELECT '${t}' AS t, toUInt64(max(${col})) AS m FROM ${t}`,
-    )
-    const rows = await this.sql.query<{ t: string; m: string }>(parts.join(' UNION ALL '))
-    for (const r of rows) this.floors.set(r.t, Number(r.m))
-  }
-
-  /** A new id for `table`, unique across instances sharing the coordination store. */
-  async nextId(table: keyof typeof SEQUENCES | string): Promise<number> {
-    const id = await this.coord.nextId(table, this.floors.get(table) ?? 0)
-    return id
+  /**
+   * A new id for `table`, unique across instances sharing the coordination store. The
+   * sequence starts above the table's current maximum, also after Redis lost its keys.
+   */
+  async nextId(table: keyof typeof SEQUENCES): Promise<number> {
+    const col = SEQUENCES[table]
+    return this.coord.nextId(table, async () => {
+      const [r] = await this.sql.query<{ m: string }>(`SELECT toUInt64(max(${col})) AS m FROM ${table}`)
+      return Number(r?.m ?? 0)
+    })
   }
 
   /** Monotonic row version for ReplacingMergeTree (µs since epoch, never repeating here). */

@@ -44,7 +44,7 @@ if (!redisAvailable()) {
       await redis.kill()
       const calls: [string, () => Promise<unknown>][] = [
         ['take', () => coord.take('down', 5, 60_000)],
-        ['nextId', () => coord.nextId('down', 0)],
+        ['nextId', () => coord.nextId('down', async () => 0)],
         ['lease', () => coord.lease('down', 'a', 1000)],
         ['claimMany', () => coord.claimMany(['down:a', 'down:b'], 1000)],
         ['ping', () => coord.ping()],

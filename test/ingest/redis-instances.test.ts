@@ -1,0 +1,117 @@
+// Two ingest pipelines ("instances") sharing one store and one real redis-server race the
+// same meters: every identity is created exactly once across both, per-meter turns never
+// interleave, and when Redis loses its keys ClickHouse still has the final word.
+import t from 'tap'
+import { HistoryLoader } from '../../src/actors/history.js'
+import { ActorRegistry } from '../../src/actors/registry.js'
+import { CoordMeterLocks } from '../../src/coord/meter-locks.js'
+import { RedisCoord } from '../../src/coord/redis.js'
+import { MemoryOutbox } from '../../src/events/outbox.js'
+import { IngestPipeline } from '../../src/ingest/pipeline.js'
+import { MeterRepo } from '../../src/store/meters.js'
+import { ProfileRepo } from '../../src/store/profiles.js'
+import { TenantRepo } from '../../src/store/tenants.js'
+import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
+import { startTestServer } from '../helpers/server.js'
+
+if (!redisAvailable()) {
+  t.comment(REDIS_SKIP_NOTICE)
+  console.warn(REDIS_SKIP_NOTICE)
+  t.plan(0, REDIS_SKIP_NOTICE)
+} else {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const s = await startTestServer({ REDIS_URL: redis.url })
+  t.teardown(() => s.close())
+  const { token, workspaceId } = await s.tenant()
+
+  // The second instance: its own coordination client, meter index and actors; same store.
+  const coord2 = new RedisCoord(redis.url)
+  await coord2.connect()
+  t.teardown(() => coord2.close())
+  const store = s.app.services.store
+  const meters2 = new MeterRepo(store, coord2)
+  await meters2.init()
+  const profiles2 = new ProfileRepo(store.sql, coord2)
+  await profiles2.init()
+  const second = new IngestPipeline({
+    meters: meters2,
+    profiles: profiles2,
+    tenants: new TenantRepo(store),
+    coord: coord2,
+    outbox: new MemoryOutbox(),
+    decoder: null,
+    actors: new ActorRegistry({
+      store,
+      history: new HistoryLoader(store.sql),
+      outbox: new MemoryOutbox(),
+      locks: new CoordMeterLocks(coord2),
+      now: () => Date.now(),
+    }),
+    now: () => Date.now(),
+    maxItems: 10_000,
+  })
+  const first = s.app.services.ingest
+  const base = Date.now() - 86400_000
+  const batch = (from: number, n: number, meters: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      meter: `r-${(from + i) % meters}`,
+      kind: 'saldo',
+      value: from + i,
+      unit: 'kwh',
+      recorded_at: new Date(base + (from + i) * 60_000).toISOString(),
+    }))
+  const count = async () =>
+    Number((await store.sql.query<any>(`SELECT count() AS c FROM readings FINAL WHERE workspace_id = ${workspaceId}`))[0].c)
+
+  t.test('racing the same readings on two instances creates each exactly once', async (t) => {
+    const items = batch(0, 200, 10)
+    const [a, b] = await Promise.all([
+      first.ingest({ workspaceId, items, source: 'report' }),
+      second.ingest({ workspaceId, items, source: 'report' }),
+    ])
+    t.equal(a.accepted + b.accepted, 200, `created once overall (${a.accepted} + ${b.accepted})`)
+    t.equal(a.duplicates + b.duplicates, 200)
+    t.equal(await count(), 200)
+    const ids = await store.sql.query<any>(
+      `SELECT meter_identifier, count() AS c FROM meters FINAL WHERE workspace_id = ${workspaceId} GROUP BY meter_identifier HAVING c > 1`,
+    )
+    t.same(ids, [], 'no meter was created twice')
+  })
+
+  t.test('interleaved batches across instances keep per-meter results exact', async (t) => {
+    const results = await Promise.all(
+      [0, 1, 2, 3].map((k) => (k % 2 ? first : second).ingest({ workspaceId, items: batch(200 + (k >> 1) * 50, 50, 10), source: 'report' })),
+    )
+    const accepted = results.reduce((n, r) => n + r.accepted, 0)
+    t.equal(accepted, 100)
+    t.equal(await count(), 300)
+  })
+
+  t.test('after Redis lost its keys, replays are still duplicates (ClickHouse decides)', async (t) => {
+    await redis.restartEmpty()
+    await new Promise((r) => setTimeout(r, 500))
+    let out
+    for (let i = 0; i < 20; i++) {
+      try {
+        out = await second.ingest({ workspaceId, items: batch(0, 300, 10), source: 'report' })
+        break
+      } catch {
+        await new Promise((r) => setTimeout(r, 200)) // reconnecting
+      }
+    }
+    t.ok(out)
+    t.equal(out!.accepted, 0)
+    t.equal(out!.duplicates, 300)
+    const viaHttp = await s.call('POST', '/api/v1/reportData', { token, body: { readings: batch(0, 50, 10) } })
+    t.equal(viaHttp.status, 200, viaHttp.text)
+    t.equal(await count(), 300)
+  })
+
+  t.test('per-token rate limit is shared through Redis', async (t) => {
+    const tenant = await s.tenant({ rateLimit: 3 })
+    const codes = []
+    for (let i = 0; i < 4; i++) codes.push((await s.call('GET', '/api/v1/ping', { token: tenant.token })).status)
+    t.same(codes, [200, 200, 200, 429])
+  })
+}
