@@ -30,7 +30,7 @@ interface Vec {
 }
 
 function load(name: string): Vec[] {
-  const p = fileURLToPath(new URL(`../../../shared/testdata/wmbus/${name}`, import.meta.url))
+  const p = fileURLToPath(new URL(`../../test/fixtures/wmbus/${name}`, import.meta.url))
   return readFileSync(p, 'utf8')
     .split('\n')
     .filter(Boolean)

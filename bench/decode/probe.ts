@@ -6,7 +6,7 @@ import { handleTelegrams } from '../../src/decode/worker.js'
 import { readResults } from '../../src/decode/wire.js'
 
 const vs = readFileSync(
-  new URL('../../../shared/testdata/wmbus/visible.jsonl', import.meta.url),
+  new URL('../../test/fixtures/wmbus/visible.jsonl', import.meta.url),
   'utf8',
 )
   .split('\n')

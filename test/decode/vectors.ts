@@ -15,7 +15,7 @@ export interface Vector {
   scheme?: string
 }
 
-const DIR = new URL('../../../shared/testdata/wmbus/', import.meta.url)
+const DIR = new URL('../fixtures/wmbus/', import.meta.url)
 
 export function loadVectors(name: 'visible.jsonl' | 'crypto-visible.jsonl'): Vector[] {
   const text = readFileSync(new URL(name, DIR), 'utf8')
