@@ -12,7 +12,7 @@ import { aflLayer } from "./afl";
 import { tplLayer, UNDECODABLE } from "./tpl";
 import { parseRecords } from "./difvif";
 import { selectRegister } from "./select";
-import { mfctFrame, mfctRecordsFirst, mfctRecordsFallback } from "./mfct";
+import { enhancedId, mfctAfterCrypto, mfctFrame, mfctRecordsFirst, mfctRecordsFallback } from "./mfct";
 
 function reset(): void {
   for (let i = 0; i < 64; i++) unchecked((CTRL[i] = 0));
@@ -87,6 +87,7 @@ function app(pos: i32): i32 {
   set(S_APP_OFF, pos);
   const end = get(S_END);
   const st = parseRecords(pos, end);
+  enhancedId();
   if (mfctRecordsFirst(pos, end)) return R_OK;
   selectRegister();
   if (get(S_SEL) < 0 && mfctRecordsFallback()) return R_OK;
@@ -104,6 +105,11 @@ export function resume(mode: i32): i32 {
   const scheme = get(S_SCHEME);
   set(S_SCHEME, 0);
   if (scheme == 0) return R_INVALID;
+  if (scheme == 4) {
+    if (mode != 1) return R_INVALID;
+    set(S_DECRYPTED, 1);
+    return mfctAfterCrypto();
+  }
   if (mode == 1) {
     set(S_DECRYPTED, 1);
     if (scheme == 3) {

@@ -3,7 +3,7 @@
 // several formats), learnt from how wmbusmeters decodes them. Each rule
 // appends one synthetic record (the register) and selects it. See
 // docs/decoders.md, "Manufacturer formats".
-import { F, T, REC, REC_W, REC_MAX, S_NREC, S_SEL, S_SEL_KIND, S_M, S_C, S_TYPE, S_VER, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_ID, S_END, S_REASON, S_TPL_CI, S_TPL_OFF, S_DIEHL, S_ENCRYPTED, S_DECRYPTED, E_MFCT_CI, E_NO_REGISTER, R_DIF, R_VIF, R_STORAGE, R_TARIFF, R_SUBUNIT, R_FUNC, R_QTY, R_VALUE, R_DTYPE, R_HDR_OFF, R_DATA_OFF, R_DATA_LEN, R_NVIFE, R_VIFE0, R_MOD, R_TEXT_OFF, R_EXP, D_NUMBER, R_OK, R_UNDECODABLE, get, set, fb } from "./state";
+import { F, T, IVB, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_POS, S_PREDEC, S_ACC, R_NEED_CRYPTO, E_WRONG_KEY, REC, REC_W, REC_MAX, S_NREC, S_SEL, S_SEL_KIND, S_M, S_C, S_TYPE, S_VER, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_ID, S_END, S_REASON, S_TPL_CI, S_TPL_OFF, S_DIEHL, S_ENCRYPTED, S_DECRYPTED, E_MFCT_CI, E_NO_REGISTER, R_DIF, R_VIF, R_STORAGE, R_TARIFF, R_SUBUNIT, R_FUNC, R_QTY, R_VALUE, R_DTYPE, R_HDR_OFF, R_DATA_OFF, R_DATA_LEN, R_NVIFE, R_VIFE0, R_MOD, R_TEXT_OFF, R_EXP, D_NUMBER, R_OK, R_UNDECODABLE, get, set, fb } from "./state";
 import { primaryVif, lastQty, lastExp, Q_ENERGY_WH, Q_ENERGY_J, Q_VOLUME_M3, Q_HCA } from "./units";
 
 // manufacturer codes (3 letters, 5 bits each)
@@ -226,6 +226,22 @@ export function mfctFrame(pos: i32): i32 {
       }
     }
   }
+  if (m == M_APA && (ci == 0xa0 || ci == 0xa1) && type == 0x07 && end - (p + 2) == 16) {
+    // Apator NA-1: ACC, frame status, then one AES-128-CBC block (IV as in
+    // security mode 5: M, A, ACC x 8) holding 2F and the packed total
+    set(S_ACC, fb(p));
+    set(S_ENCRYPTED, 1);
+    unchecked((IVB[0] = u8(m & 0xff)));
+    unchecked((IVB[1] = u8(m >> 8)));
+    for (let i = 0; i < 6; i++) unchecked((IVB[2 + i] = F[4 + i]));
+    for (let i = 8; i < 16; i++) unchecked((IVB[i] = F[p]));
+    set(S_PREDEC, 0);
+    set(S_CIPH_OFF, p + 2);
+    set(S_CIPH_LEN, 16);
+    set(S_POS, pos);
+    set(S_SCHEME, 4);
+    return R_NEED_CRYPTO;
+  }
   if (m == M_APT && ci == 0xa0 && p + 4 <= end) {
     // Apator 08 / 172: a 4-byte counter in thirds of the unit (172: m3, others: litres)
     const v = u32f(p) / 3;
@@ -233,6 +249,21 @@ export function mfctFrame(pos: i32): i32 {
   }
   set(S_REASON, E_MFCT_CI);
   return R_UNDECODABLE;
+}
+
+/** After the host decrypted a scheme-4 block (Apator NA-1) in place. */
+export function mfctAfterCrypto(): i32 {
+  const off = get(S_CIPH_OFF);
+  if (off + 16 > get(S_END) || fb(off) != 0x2f) {
+    set(S_REASON, E_WRONG_KEY);
+    return R_UNDECODABLE;
+  }
+  // packed total: bits 8.. and 0..3 form the count, bits 4..5 a power of ten, in litres
+  const raw = u32le(off + 1);
+  const count = f64(raw >>> 8) * 16 + f64(raw & 15);
+  const e = (raw >> 4) & 3;
+  if (addRegister(Q_VOLUME_M3, count, e - 3, off + 1, 4)) return R_OK;
+  return noRegister();
 }
 
 // ------------------------------------------- manufacturer data inside records
@@ -284,9 +315,11 @@ export function mfctRecordsFirst(pos: i32, end: i32): bool {
   const m = get(S_M);
   let p = pos;
   while (p < end && fb(p) == 0x2f) p++;
-  if (m == M_APA && p < end && fb(p) == 0x0f) {
-    // Apator 162: 0F, 7 bytes of date and faults, then registers tagged by
-    // one byte; 10 = total volume in litres (4 bytes); FF ends the data
+  const apa162 = get(S_VER) == 0x05 && (get(S_TYPE) == 0x06 || get(S_TYPE) == 0x07);
+  if (m == M_APA && p < end && (fb(p) == 0x0f || apa162)) {
+    // Apator 162 (APA version 05, water; or any APA payload opening with 0F):
+    // 8 bytes (0F, date, faults), then registers tagged by one byte;
+    // 10 = total volume in litres (4 bytes); FF ends the data
     let i = p + 8;
     let found = -1;
     while (i < end) {
@@ -332,6 +365,23 @@ export function mfctRecordsFallback(): bool {
     }
   }
   return false;
+}
+
+/**
+ * Radio converters (device type 37, meter side) name the meter behind them in
+ * an enhanced-identification record (DIF 07, VIF 79: id, M, version, type);
+ * that id is the last address seen, so it becomes the printed id.
+ */
+export function enhancedId(): void {
+  if (get(S_TYPE) != 0x37) return;
+  const n = get(S_NREC);
+  for (let i = 0; i < n; i++) {
+    const o = i * REC_W;
+    if (i32(unchecked(REC[o + R_VIF])) != 0x79 || i32(unchecked(REC[o + R_DIF])) != 0x07) continue;
+    if (i32(unchecked(REC[o + R_DATA_LEN])) != 8) continue;
+    set(S_ID, u32le(i32(unchecked(REC[o + R_DATA_OFF]))));
+    return;
+  }
 }
 
 export function noRegister(): i32 {

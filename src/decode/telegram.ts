@@ -19,7 +19,7 @@ export type TelegramOutcome =
   | { status: 'rejected_undecodable'; reason: string }
   | { status: 'invalid'; reason: string }
 
-const SCHEME_NAMES = ['none', 'tpl_mode5', 'tpl_mode7', 'ell_aes_ctr']
+const SCHEME_NAMES = ['none', 'tpl_mode5', 'tpl_mode7', 'ell_aes_ctr', 'mfct_aes_cbc']
 
 function hex2(n: number): string {
   return (n < 16 ? '0' : '') + n.toString(16).toUpperCase()
@@ -49,7 +49,7 @@ function cryptoStep(core: DecoderCore, key: Uint8Array): number {
   const len = CTRL[S.CIPH_LEN]!
   const predec = CTRL[S.PREDEC] === 1
   const orig = F.slice(off, off + len)
-  if (scheme === 1) {
+  if (scheme === 1 || scheme === 4) {
     F.set(aesCbcDecrypt(key, IVB.subarray(0, 16), orig), off)
   } else if (scheme === 3) {
     F.set(aesCtr(key, IVB.subarray(0, 16), orig), off)
