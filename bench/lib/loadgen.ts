@@ -1,0 +1,66 @@
+// Parent side of the load generator: forks bench/lib/loadgen-child.ts once per scenario and
+// runs loads in it; samples the server's CPU exactly at the start and end of the
+// measurement window the child announces.
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import type { LoadConfig, LoadResult } from './loadgen-child.js'
+
+export type { LoadConfig, LoadResult }
+
+export interface Measured extends LoadResult {
+  /** server CPU (all threads) during the window, ms */
+  serverCpuMs: number
+  /** server CPU per 1,000 stored readings, ms */
+  cpuMsPer1k: number
+  /** server CPU share of one core during the window */
+  serverCores: number
+}
+
+export class LoadGen {
+  private child: ChildProcess
+  private ready: Promise<void>
+
+  constructor() {
+    this.child = fork(fileURLToPath(new URL('./loadgen-child.ts', import.meta.url)), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
+    this.ready = new Promise((resolve, reject) => {
+      this.child.once('message', () => resolve())
+      this.child.once('exit', (c) => reject(new Error(`load generator exited ${c}`)))
+    })
+  }
+
+  async run(cfg: LoadConfig, serverCpu: () => number): Promise<Measured> {
+    await this.ready
+    return new Promise((resolve, reject) => {
+      let c0 = NaN
+      let c1 = NaN
+      const onMessage = (m: { type: string; result?: LoadResult; message?: string }) => {
+        if (m.type === 'measure-start') c0 = serverCpu()
+        else if (m.type === 'measure-end') c1 = serverCpu()
+        else if (m.type === 'error') {
+          this.child.off('message', onMessage)
+          reject(new Error(m.message))
+        } else if (m.type === 'result') {
+          this.child.off('message', onMessage)
+          const r = m.result!
+          const serverCpuMs = c1 - c0
+          const per = r.accepted > 0 ? r.accepted : r.readingsSent
+          resolve({
+            ...r,
+            serverCpuMs,
+            cpuMsPer1k: per > 0 ? (serverCpuMs / per) * 1000 : NaN,
+            serverCores: serverCpuMs / (r.windowS * 1000),
+          })
+        }
+      }
+      this.child.on('message', onMessage)
+      this.child.send({ type: 'run', cfg })
+    })
+  }
+
+  close(): void {
+    this.child.kill()
+  }
+}

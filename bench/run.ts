@@ -1,0 +1,154 @@
+// Meterflow bench harness: `npm run bench -- [--quick|--tiny] [--scenario NAME[,NAME]]
+// [--json FILE] [--profile] [--redis]`. Each scenario runs in its own fresh DATA_DIR with the
+// server and the load generator in separate processes; every throughput is printed next to
+// the ceiling measured in this same run (shared, noisy machines). See bench/README.md.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { makeCtx, nearest, type Ctx } from './lib/context.js'
+import { cpuModel } from './lib/proc.js'
+import { round, table, withRatio, type ScenarioResult } from './lib/report.js'
+import { RESULTS_DIR } from './lib/server.js'
+import { generic } from './scenarios/generic.js'
+import { httpCeiling } from './scenarios/http-ceiling.js'
+import { storageCeiling } from './scenarios/storage-ceiling.js'
+import { telegram } from './scenarios/telegram.js'
+import { webhook } from './scenarios/webhook.js'
+import { decode, queries } from './scenarios/external.js'
+
+// Run order: ceilings the ingest scenarios compare with come first, except the storage
+// ceiling, which is measured after ingest at the insert sizes the writer produced.
+const SCENARIOS: Record<string, (ctx: Ctx) => Promise<ScenarioResult>> = {
+  http: httpCeiling,
+  generic,
+  storage: storageCeiling,
+  telegram,
+  webhook,
+  query: queries,
+  decode,
+}
+const ALIASES: Record<string, string> = { 'http-ceiling': 'http', 'storage-ceiling': 'storage', queries: 'query', decoder: 'decode' }
+
+function usage(): never {
+  console.log(`usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis]`)
+  process.exit(2)
+}
+
+function parseArgs(argv: string[]) {
+  const o = { quick: false, tiny: false, profile: false, redis: false, json: undefined as string | undefined, scenarios: [] as string[] }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--quick') o.quick = true
+    else if (a === '--tiny') o.tiny = true
+    else if (a === '--profile') o.profile = true
+    else if (a === '--redis') o.redis = true
+    else if (a === '--json') o.json = argv[++i] ?? usage()
+    else if (a === '--scenario') o.scenarios.push(...(argv[++i] ?? usage()).split(','))
+    else if (a === '--help' || a === '-h') usage()
+    else {
+      console.error(`unknown argument ${a}`)
+      usage()
+    }
+  }
+  o.scenarios = o.scenarios.map((s) => ALIASES[s] ?? s)
+  for (const s of o.scenarios) if (!SCENARIOS[s]) (console.error(`unknown scenario ${s}`), usage())
+  return o
+}
+
+/** Ratios that need figures from several scenarios. */
+function addRatios(ctx: Ctx, results: ScenarioResult[]): void {
+  for (const r of results)
+    r.rows = r.rows.map((row) => {
+      const ins = row.detail?.insertMeanRows as number | undefined
+      const batch = Number(/batch (\d+)/.exec(row.label)?.[1])
+      if (row.scenario === 'generic' || row.scenario === 'telegram') {
+        // Storage ceiling at the insert size this very run's writer produced.
+        const st = ins ? nearest(ctx.shared.storage, ins) : undefined
+        if (st) return withRatio(row, `storage @${st.size} rows/INSERT`, st.rate)
+        const http = batch ? ctx.shared.http.get(batch) : undefined
+        return withRatio(row, `HTTP ceiling batch ${batch}`, http)
+      }
+      if (row.scenario === 'webhook') {
+        const g = batch ? ctx.shared.generic.get(batch) : undefined
+        if (g) return withRatio(row, `generic batch ${batch}`, g)
+        const st = ins ? nearest(ctx.shared.storage, ins) : undefined
+        return st ? withRatio(row, `storage @${st.size} rows/INSERT`, st.rate) : row
+      }
+      return row
+    })
+}
+
+function verdicts(ctx: Ctx, results: ScenarioResult[]): string[] {
+  const out: string[] = []
+  const g = results.find((r) => r.name === 'generic')?.rows ?? []
+  const best1k = g.filter((r) => /^batch 1000, closed/.test(r.label)).sort((a, b) => b.rate - a.rate)[0]
+  if (best1k?.ratio !== undefined)
+    out.push(`generic 1,000-reading batches at ${round(best1k.ratio * 100, 1)} % of the storage ceiling (target ≥ 80 %): ${best1k.ratio >= 0.8 ? 'MET' : 'MISSED'}`)
+  const half = g.find((r) => /^batch 1000, open 50 %/.test(r.label))
+  if (half?.p99 !== undefined)
+    out.push(`p99 of a 1,000-reading batch at half max throughput: ${round(half.p99, 1)} ms (target < 100 ms): ${half.p99 < 100 ? 'MET' : 'MISSED'}`)
+  const dec = results.find((r) => r.name === 'decode')?.rows.find((r) => r.label.startsWith('plain WASM vs target'))
+  if (dec?.ratio !== undefined)
+    out.push(`plain telegram decode ${round(dec.rate / 1000, 1)} k/s per core (target ≥ 200 k/s): ${dec.ratio >= 1 ? 'MET' : 'MISSED'}`)
+  const http1k = ctx.shared.http.get(1000)
+  if (best1k && http1k) out.push(`generic 1,000-reading batches at ${round((best1k.rate / http1k) * 100, 1)} % of the HTTP ceiling (uWS + JSON.parse)`)
+  return out
+}
+
+const args = parseArgs(process.argv.slice(2))
+let stopRedis: (() => Promise<void>) | undefined
+let redisUrl = process.env.REDIS_URL
+if (args.redis && !redisUrl) {
+  const { startRedis } = await import('../test/helpers/redis.js')
+  const r = await startRedis()
+  redisUrl = r.url
+  stopRedis = () => r.stop()
+}
+const ctx = makeCtx({ quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl }, (m) => console.error(m))
+const chosen = args.scenarios.length ? Object.keys(SCENARIOS).filter((s) => args.scenarios.includes(s)) : Object.keys(SCENARIOS)
+const machine = {
+  cpu: cpuModel(),
+  cores: os.availableParallelism(),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+  loadavg: os.loadavg().map((x) => round(x, 2)),
+  memGiB: round(os.totalmem() / 2 ** 30, 1),
+}
+console.error(`meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}`)
+const results: ScenarioResult[] = []
+const started = performance.now()
+let failed = false
+try {
+  for (const name of chosen) {
+    const t = performance.now()
+    ctx.log(`▶ ${name}`)
+    try {
+      results.push(await SCENARIOS[name]!(ctx))
+    } catch (err) {
+      failed = true
+      ctx.log(`✗ ${name}: ${(err as Error).stack ?? err}`)
+      results.push({ name, rows: [], notes: [`FAILED: ${(err as Error).message.split('\n')[0]}`] })
+    }
+    ctx.log(`  ${name} took ${round((performance.now() - t) / 1000, 1)} s`)
+  }
+} finally {
+  await stopRedis?.()
+}
+addRatios(ctx, results)
+const summary = verdicts(ctx, results)
+console.log(table(results))
+if (summary.length) console.log('\nTargets:\n' + summary.map((s) => `- ${s}`).join('\n'))
+console.log(`\n${round((performance.now() - started) / 1000, 1)} s; load average at end ${os.loadavg().map((x) => round(x, 2)).join(' ')} on ${machine.cores} cores (shared machine: compare ratios, not absolute figures)`)
+if (args.profile) console.log(`CPU profiles of the server: ${RESULTS_DIR}/*.cpuprofile`)
+if (args.json) {
+  fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true })
+  fs.writeFileSync(
+    args.json,
+    JSON.stringify(
+      { when: new Date().toISOString(), mode: args.tiny ? 'tiny' : args.quick ? 'quick' : 'full', coordination: redisUrl ? 'redis' : 'memory', machine, targets: summary, scenarios: results },
+      null,
+      2,
+    ) + '\n',
+  )
+}
+process.exit(failed ? 1 : 0)

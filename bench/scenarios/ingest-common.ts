@@ -1,0 +1,62 @@
+// Shared by the ingest scenarios: a Meterflow server with a bench tenant, the measured
+// closed- and open-loop runs, and the time bases that keep every run's readings new.
+import type { Ctx } from '../lib/context.js'
+import { LoadGen, type LoadConfig, type Measured } from '../lib/loadgen.js'
+import { benchTenant, startServer, type BenchServer } from '../lib/server.js'
+import type { BodySpec } from '../lib/bodies.js'
+
+export const LANES = 16
+export const STEP_MS = 60_000
+const DAY = 86_400_000
+
+export interface IngestEnv {
+  server: BenchServer
+  gen: LoadGen
+  token: string
+  ws: number
+  /** a fresh, later time base for each measured run (readings stay appends per meter) */
+  nextStart(): number
+  close(): Promise<void>
+}
+
+export async function ingestEnv(ctx: Ctx, name: string): Promise<IngestEnv> {
+  const server = await startServer({ name, redisUrl: ctx.redisUrl, profile: ctx.profile })
+  const gen = new LoadGen()
+  const { ws, token } = await benchTenant(server)
+  // 300 days back leaves room for ~100 runs of 2 days each before "now".
+  let start = Date.now() - 300 * DAY
+  return {
+    server,
+    gen,
+    token,
+    ws,
+    nextStart: () => (start += 2 * DAY),
+    async close() {
+      gen.close()
+      await server.stop()
+    },
+  }
+}
+
+export function loadConfig(env: IngestEnv, ctx: Ctx, path: string, body: BodySpec, o: Partial<LoadConfig>): LoadConfig {
+  return {
+    host: env.server.host,
+    port: env.server.port,
+    path,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${env.token}` },
+    mode: 'closed',
+    connections: 4,
+    lanes: LANES,
+    warmupMs: ctx.warmupMs,
+    durationMs: ctx.durationMs,
+    body,
+    ...o,
+  }
+}
+
+export async function measure(env: IngestEnv, cfg: LoadConfig): Promise<{ m: Measured; insertMean: number; inserts: number }> {
+  await env.server.insertStats() // reset the probe's counters
+  const m = await env.gen.run(cfg, env.server.cpuMs)
+  const st = await env.server.insertStats()
+  return { m, insertMean: st.inserts ? st.rows / st.inserts : 0, inserts: st.inserts }
+}

@@ -1,0 +1,49 @@
+// Scenario 2, storage ceiling: chDB alone (bench/lib/storage-ceiling-child.ts in its own
+// process) inserting generic-ingest rows one INSERT at a time, at the insert sizes the
+// group-commit writer actually produced in the ingest runs (from the server probe), plus
+// fixed sizes so the curve is visible.
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import type { Ctx } from '../lib/context.js'
+import { round, type Row, type ScenarioResult } from '../lib/report.js'
+import { ROOT } from '../lib/server.js'
+
+const run = promisify(execFile)
+
+export async function storageCeiling(ctx: Ctx): Promise<ScenarioResult> {
+  const fixed = ctx.tiny ? [1000] : ctx.quick ? [1000, 5000] : [1000, 5000, 10_000, 20_000, 50_000]
+  const observed = ctx.shared.insertSizes.filter((s) => s >= 50)
+  const sizes = [...new Set([...fixed, ...observed.map((s) => Math.round(s / 100) * 100 || s)])].sort((a, b) => a - b)
+  const seconds = ctx.tiny ? 1 : ctx.quick ? 1.5 : 5
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'bench/lib/storage-ceiling-child.ts'), JSON.stringify({ sizes, seconds })],
+    { cwd: ROOT, maxBuffer: 1 << 24, timeout: 600_000 },
+  )
+  const out = JSON.parse(stdout.trim().split('\n').pop()!) as {
+    results: { rows: number; inserts: number; rowsPerS: number; msPerInsert: number; cpuMsPer1k: number }[]
+    peakRssMiB: number
+  }
+  const rows: Row[] = out.results.map((r) => {
+    ctx.shared.storage.set(r.rows, r.rowsPerS)
+    return {
+      scenario: 'storage-ceiling',
+      label: `${r.rows} rows/INSERT${observed.some((s) => Math.abs(s - r.rows) <= 50) ? ' (observed)' : ''}`,
+      rate: r.rowsPerS,
+      unit: 'rows/s' as const,
+      p50: r.msPerInsert,
+      cpuMsPer1k: r.cpuMsPer1k,
+      peakRssMiB: out.peakRssMiB,
+      detail: { inserts: r.inserts, msPerInsert: round(r.msPerInsert, 1) },
+    }
+  })
+  return {
+    name: 'storage-ceiling',
+    rows,
+    notes: [
+      'p50 column = mean ms per INSERT. Same migrations (incl. the hourly rollup view) and row shape as the server; bodies prebuilt, one INSERT at a time (async_insert=0) like the group-commit writer.',
+      observed.length ? `insert sizes observed in ingest runs: ${observed.join(', ')} rows (mean per INSERT at each batch size's best closed-loop run).` : 'no ingest run preceded: fixed sizes only.',
+    ],
+  }
+}
