@@ -75,6 +75,27 @@ export function normalizeFrame(b: Uint8Array): Uint8Array | string {
   return 'length field does not match frame length'
 }
 
+/** Radio converter (type 37): an enhanced-identification record (07 79) names the meter behind it. */
+function enhancedId(b: Uint8Array, p: number, end: number): string | null {
+  while (p < end && b[p] === 0x2f) p++
+  if (p + 10 <= end && b[p] === 0x07 && b[p + 1] === 0x79) return idOf(b, p + 2)
+  return null
+}
+
+const DIEHL = new Set([0x11a5, 0x16f4, 0x2324, 0x4c30, 0x4e0c]) // DME EWT HYD SAP SPL
+
+/** Diehl-group frame interpretation, as the decoder's link layer does it. */
+function diehlInterpretation(b: Uint8Array): 'real_data' | 'prios' | 'sap_prios' | 'other' | null {
+  if (b.length < 15) return null
+  const m = b[2]! | (b[3]! << 8)
+  if (!DIEHL.has(m) || (b[1] !== 0x44 && b[1] !== 0x46)) return null
+  const ci = b[10]!
+  if (ci === 0x71 || (ci === 0x7a && (b[14]! & 0x10) !== 0)) return 'real_data'
+  if (ci >= 0xa0 && ci <= 0xa7) return m === 0x4c30 ? 'sap_prios' : 'prios'
+  if (ci >= 0xb1 && ci <= 0xb3) return 'prios'
+  return 'other'
+}
+
 export function inspectTelegram(hex: string): TelegramInspection {
   if (typeof hex !== 'string' || hex.length === 0)
     return { ok: false, error: 'must be a non-empty hex string' }
@@ -109,6 +130,14 @@ export function inspectTelegram(hex: string): TelegramInspection {
     identifier = idOf(b, 4)
     pos = 10
     end = b.length
+    const di = diehlInterpretation(b)
+    // PRIOS / REAL_DATA send version, type, id0..id3 (asm/mfct.ts diehlLink)
+    if (di === 'real_data' || di === 'prios') identifier = idOf(b, 6)
+    // LFSR scrambling needs no configured key (default keys)
+    if (di === 'real_data') return { ok: true, identifier, manufacturer: mfct(m), encrypted: false }
+    // Apator NA-1: one AES block behind a manufacturer-specific CI
+    if (m === 0x0601 && (b[10] === 0xa0 || b[10] === 0xa1) && b[9] === 0x07 && b.length === 29)
+      return { ok: true, identifier, manufacturer: mfct(m), encrypted: true }
   }
   let encrypted = false
   for (let guard = 0; guard < 8; guard++) {
@@ -143,6 +172,7 @@ export function inspectTelegram(hex: string): TelegramInspection {
       continue
     }
     let hl = 0
+    if (ci === 0x78 && b[9] === 0x37) identifier = enhancedId(b, pos + 1, end) ?? identifier
     if (ci === 0x7a) hl = 5
     else if (ci === 0x72) hl = 13
     if (hl > 0) {
@@ -158,6 +188,8 @@ export function inspectTelegram(hex: string): TelegramInspection {
         const plain = app + 2 <= end && b[app] === 0x2f && b[app + 1] === 0x2f
         if (!plain) encrypted = true
       }
+      const type = ci === 0x72 ? b[pos + 8] : b[9]
+      if (!encrypted && type === 0x37) identifier = enhancedId(b, pos + hl, end) ?? identifier
     }
     break
   }
