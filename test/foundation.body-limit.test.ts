@@ -11,6 +11,9 @@ t.test('a body over the size limit is 413, with or without Content-Length', asyn
   const r = await s.call('POST', '/admin/v1/workspaces', { token: s.adminToken, raw: body })
   t.equal(r.status, 413)
   t.match(r.body.message, /exceeds 1024 bytes/)
-  const ok = await s.call('POST', '/admin/v1/workspaces', { token: s.adminToken, body: { name: 'small' } })
+  const ok = await s.call('POST', '/admin/v1/workspaces', {
+    token: s.adminToken,
+    body: { name: 'small' },
+  })
   t.equal(ok.status, 201)
 })

@@ -65,7 +65,9 @@ t.test('a restart keeps workspaces, users and tokens; revoked stays revoked', as
 
   const ws2 = await s.admin('POST', '/workspaces', { name: 'after restart' })
   t.ok(ws2.data.id > tenant.workspaceId, 'ids continue above the stored maximum')
-  const user3 = await s.admin('POST', `/workspaces/${ws2.data.id}/users`, { email: 'x@example.com' })
+  const user3 = await s.admin('POST', `/workspaces/${ws2.data.id}/users`, {
+    email: 'x@example.com',
+  })
   t.ok(user3.data.id > user2.data.id, 'user ids too')
 })
 

@@ -88,22 +88,25 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     t.pass('giving back an unknown key is a no-op')
   })
 
-  t.test('nextId is unique, increasing, and starts above the floor of an unknown sequence', async (t) => {
-    const s = fresh('seq')
-    let asked = 0
-    const floor = (n: number) => async () => (asked++, n)
-    t.equal(await f.coord.nextId(s, floor(10)), 11, 'an unknown sequence starts above the floor')
-    t.equal(await f.coord.nextId(s, floor(0)), 12)
-    t.equal(await f.coord.nextId(s, floor(5)), 13, 'a known sequence does not ask again')
-    t.equal(asked, 1)
-    const many = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => (i % 2 ? f.coord : f.peer).nextId(s, floor(0))),
-    )
-    if (f.coord.kind === 'redis') {
-      t.equal(new Set(many).size, 50, 'concurrent ids from two instances never repeat')
-      t.ok(Math.min(...many) > 12)
-    } else t.equal(new Set(many).size, 50, 'concurrent ids never repeat')
-  })
+  t.test(
+    'nextId is unique, increasing, and starts above the floor of an unknown sequence',
+    async (t) => {
+      const s = fresh('seq')
+      let asked = 0
+      const floor = (n: number) => async () => (asked++, n)
+      t.equal(await f.coord.nextId(s, floor(10)), 11, 'an unknown sequence starts above the floor')
+      t.equal(await f.coord.nextId(s, floor(0)), 12)
+      t.equal(await f.coord.nextId(s, floor(5)), 13, 'a known sequence does not ask again')
+      t.equal(asked, 1)
+      const many = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => (i % 2 ? f.coord : f.peer).nextId(s, floor(0))),
+      )
+      if (f.coord.kind === 'redis') {
+        t.equal(new Set(many).size, 50, 'concurrent ids from two instances never repeat')
+        t.ok(Math.min(...many) > 12)
+      } else t.equal(new Set(many).size, 50, 'concurrent ids never repeat')
+    },
+  )
 
   t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {
     const l = fresh('lease')
