@@ -27,6 +27,7 @@ export async function buildStages(s: Services): Promise<Stage[]> {
   // reference, and, stopped last, it still takes events other stages emit while stopping.
   stages.push(await buildEventsStage(s))
   const ingest = await buildIngestStage(s)
+  s.decoder = ingest.decoder // for fault tests (crashOneWorkerForTest) and metrics
   stages.push(ingest)
   stages.push(await operatorStage(s))
   stages.push(buildOpenApiStage(s))
