@@ -22,7 +22,12 @@ const STEP_S = 900
 function stats(ms: number[]) {
   const s = [...ms].sort((a, b) => a - b)
   const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!
-  return { runs: s.length, p50_ms: +q(0.5).toFixed(2), p90_ms: +q(0.9).toFixed(2), min_ms: +s[0]!.toFixed(2) }
+  return {
+    runs: s.length,
+    p50_ms: +q(0.5).toFixed(2),
+    p90_ms: +q(0.9).toFixed(2),
+    min_ms: +s[0]!.toFixed(2),
+  }
 }
 
 async function time(runs: number, f: () => Promise<unknown>) {
@@ -40,7 +45,10 @@ export async function runQueryBench({ quick }: { quick: boolean }): Promise<obje
   const meters = quick ? 100 : 1000
   const days = quick ? 62 : 365
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-query-bench-'))
-  const store = await Store.open({ DATA_DIR: dir, CLICKHOUSE_URL: undefined, CLICKHOUSE_CLUSTER: undefined } as any, new MemoryCoord())
+  const store = await Store.open(
+    { DATA_DIR: dir, CLICKHOUSE_URL: undefined, CLICKHOUSE_CLUSTER: undefined } as any,
+    new MemoryCoord(),
+  )
   const sql = store.sql
   try {
     const start = Date.UTC(2025, 0, 1) / 1000
@@ -80,28 +88,68 @@ export async function runQueryBench({ quick }: { quick: boolean }): Promise<obje
     const runs = quick ? 5 : 15
 
     const oneMeterYear = await time(runs, () =>
-      aggregateReadings(sql, { ws: WS, meterIds: [1], kind: 'consumption', from: yearFrom, to: yearTo }, 'daily', null, page),
+      aggregateReadings(
+        sql,
+        { ws: WS, meterIds: [1], kind: 'consumption', from: yearFrom, to: yearTo },
+        'daily',
+        null,
+        page,
+      ),
     )
     const oneMeterYearBerlin = await time(runs, () =>
-      aggregateReadings(sql, { ws: WS, meterIds: [1], kind: 'consumption', from: yearFrom, to: yearTo }, 'daily', 'Europe/Berlin', page),
+      aggregateReadings(
+        sql,
+        { ws: WS, meterIds: [1], kind: 'consumption', from: yearFrom, to: yearTo },
+        'daily',
+        'Europe/Berlin',
+        page,
+      ),
     )
     const groupMonth = await time(runs, () =>
-      aggregateReadings(sql, { ws: WS, meterIds: ids, kind: 'consumption', from: monthFrom, to: monthTo }, 'daily', null, page),
+      aggregateReadings(
+        sql,
+        { ws: WS, meterIds: ids, kind: 'consumption', from: monthFrom, to: monthTo },
+        'daily',
+        null,
+        page,
+      ),
     )
     const oneMeterYearKathmandu = await time(quick ? 2 : 5, () =>
-      aggregateReadings(sql, { ws: WS, meterIds: [1], kind: 'consumption', from: yearFrom, to: yearTo }, 'daily', 'Asia/Kathmandu', page),
+      aggregateReadings(
+        sql,
+        { ws: WS, meterIds: [1], kind: 'consumption', from: yearFrom, to: yearTo },
+        'daily',
+        'Asia/Kathmandu',
+        page,
+      ),
     )
     const saldo: Meter = {
-      id: 5000, workspace_id: WS, meter_identifier: 'saldo', name: null, unit: 'kwh', display_unit: null,
-      group_id: null, rollover_max: null, expected_interval_minutes: 15, pulse_weight: null, pulse_unit: null,
-      profile_key: 'generic', profile_version: 1, profile_needs_review: false, lifecycle_state: 'active',
-      lifecycle_changed_at: null, wmbus_key: null, created_at: new Date().toISOString(),
+      id: 5000,
+      workspace_id: WS,
+      meter_identifier: 'saldo',
+      name: null,
+      unit: 'kwh',
+      display_unit: null,
+      group_id: null,
+      rollover_max: null,
+      expected_interval_minutes: 15,
+      pulse_weight: null,
+      pulse_unit: null,
+      profile_key: 'generic',
+      profile_version: 1,
+      profile_needs_review: false,
+      lifecycle_state: 'active',
+      lifecycle_changed_at: null,
+      wmbus_key: null,
+      created_at: new Date().toISOString(),
     }
     let derivedRows = 0
     const deriveYear = await time(quick ? 3 : 5, async () => {
       derivedRows = (await derivedConsumption(sql, saldo, yearFrom, yearTo, null)).length
     })
-    const deriveYearLinear = await time(quick ? 3 : 5, () => derivedConsumption(sql, saldo, yearFrom, yearTo, 'linear'))
+    const deriveYearLinear = await time(quick ? 3 : 5, () =>
+      derivedConsumption(sql, saldo, yearFrom, yearTo, 'linear'),
+    )
 
     // Re-version 0.1 % of January's readings (quality flags changed): those hours turn dirty.
     await sql.exec(
@@ -113,7 +161,13 @@ export async function runQueryBench({ quick }: { quick: boolean }): Promise<obje
     let dirtyHours = 0
     const groupMonthDirty = await time(runs, async () => {
       dirtyHours = (
-        await aggregateReadings(sql, { ws: WS, meterIds: ids, kind: 'consumption', from: monthFrom, to: monthTo }, 'daily', null, page)
+        await aggregateReadings(
+          sql,
+          { ws: WS, meterIds: ids, kind: 'consumption', from: monthFrom, to: monthTo },
+          'daily',
+          null,
+          page,
+        )
       ).dirtyHours
     })
     return {

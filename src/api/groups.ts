@@ -16,7 +16,10 @@ import { pathId } from './meters.js'
 const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' })
 const ParentId = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])
 export const CreateBody = Type.Object({ name: Name, parent_id: Type.Optional(ParentId) })
-export const PatchBody = Type.Object({ name: Type.Optional(Name), parent_id: Type.Optional(ParentId) })
+export const PatchBody = Type.Object({
+  name: Type.Optional(Name),
+  parent_id: Type.Optional(ParentId),
+})
 
 function objectBody(req: HttpRequest, allowed: string[]): Record<string, unknown> {
   const b = req.body.length === 0 ? {} : req.json()
@@ -54,11 +57,13 @@ async function serialized<T>(s: Services, ws: number, f: () => Promise<T>): Prom
 }
 
 export function registerGroups(router: Router, s: Services): void {
-  const write = (req: HttpRequest) => s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
+  const write = (req: HttpRequest) =>
+    s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
 
   const counts = async (ws: number) => {
     const c = new Map<number, number>()
-    for (const m of await s.meters.list(ws)) if (m.group_id !== null) c.set(m.group_id, (c.get(m.group_id) ?? 0) + 1)
+    for (const m of await s.meters.list(ws))
+      if (m.group_id !== null) c.set(m.group_id, (c.get(m.group_id) ?? 0) + 1)
     return c
   }
   const view = (g: MeterGroup, c: Map<number, number>) => ({
@@ -68,7 +73,8 @@ export function registerGroups(router: Router, s: Services): void {
     path: g.path,
     meter_count: c.get(g.id) ?? 0,
   })
-  const sortByPath = (a: MeterGroup, b: MeterGroup) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  const sortByPath = (a: MeterGroup, b: MeterGroup) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0
   const clash = (all: MeterGroup[], parent: number | null, name: string, self?: number) =>
     all.some((g) => g.parent_id === parent && g.name === name && g.id !== self)
 
@@ -94,11 +100,18 @@ export function registerGroups(router: Router, s: Services): void {
       const all = await s.groups.list(ws)
       const parentId = b.parent_id ?? null
       const parent = parentId === null ? null : all.find((g) => g.id === parentId)
-      if (parent === undefined) throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
+      if (parent === undefined)
+        throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
       if (clash(all, parentId, b.name))
         throw apiError('GroupConflict', `A sibling group named "${b.name}" already exists.`)
       const id = await s.groups.nextId()
-      const g: MeterGroup = { id, workspace_id: ws, name: b.name, parent_id: parentId, path: `${parent?.path ?? '/'}${id}/` }
+      const g: MeterGroup = {
+        id,
+        workspace_id: ws,
+        name: b.name,
+        parent_id: parentId,
+        path: `${parent?.path ?? '/'}${id}/`,
+      }
       await s.groups.save([g])
       return json(201, { data: view(g, new Map()) })
     })
@@ -117,7 +130,8 @@ export function registerGroups(router: Router, s: Services): void {
       let changed: MeterGroup[] = []
       if (parentId !== g.parent_id) {
         const parent = parentId === null ? null : all.find((x) => x.id === parentId)
-        if (parent === undefined) throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
+        if (parent === undefined)
+          throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
         if (parent && parent.path.startsWith(g.path))
           throw apiError('GroupConflict', 'A group cannot be moved into its own subtree.')
         if (clash(all, parentId, name, g.id))

@@ -103,7 +103,8 @@ export async function viewMeters(s: Services, ws: number, meters: Meter[]) {
 }
 
 export function registerMeters(router: Router, s: Services): void {
-  const write = (req: HttpRequest) => s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
+  const write = (req: HttpRequest) =>
+    s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
 
   router.get('/api/v1/meters', async (req) => {
     const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
@@ -114,7 +115,8 @@ export function registerMeters(router: Router, s: Services): void {
     const { workspaceId: ws } = await write(req)
     const raw = body(req)
     const unknown = rejectUnknown(raw, CREATE_KEYS)
-    if ('display_unit' in raw) unknown.display_unit = ['The display_unit field can only be set with PATCH.']
+    if ('display_unit' in raw)
+      unknown.display_unit = ['The display_unit field can only be set with PATCH.']
     const errs = new FieldErrorCollector()
     for (const [k, v] of Object.entries(unknown)) for (const m of v) errs.add(k, m)
     errs.throwIfAny()
@@ -153,18 +155,32 @@ export function registerMeters(router: Router, s: Services): void {
     }
     const res = await s.meters.create(ws, fields, async () => {
       const w = await s.tenants.getWorkspace(ws)
-      if (w?.plan_meter_limit != null && (await s.meters.countOperational(ws)) >= w.plan_meter_limit)
+      if (
+        w?.plan_meter_limit != null &&
+        (await s.meters.countOperational(ws)) >= w.plan_meter_limit
+      )
         return 'rejected_plan_limit' as const
       return null
     })
     if ('refused' in res)
-      throw apiError('PlanLimit', 'The workspace is at its plan meter limit; an owner must upgrade.', {
-        reason: res.refused,
-      })
-    if (!res.created) throw validationError({ meter_identifier: ['The meter_identifier has already been taken.'] })
+      throw apiError(
+        'PlanLimit',
+        'The workspace is at its plan meter limit; an owner must upgrade.',
+        {
+          reason: res.refused,
+        },
+      )
+    if (!res.created)
+      throw validationError({ meter_identifier: ['The meter_identifier has already been taken.'] })
     const m = res.meter
     await s.outbox.emit(ws, 'meter.created', {
-      meter: { id: m.id, identifier: m.meter_identifier, name: m.name, unit: m.unit, group_id: m.group_id },
+      meter: {
+        id: m.id,
+        identifier: m.meter_identifier,
+        name: m.name,
+        unit: m.unit,
+        group_id: m.group_id,
+      },
     })
     const changed = INTERPRETING.filter((k) => b[k] != null)
     const [view] = await viewMeters(s, ws, [m])
@@ -201,7 +217,8 @@ export function registerMeters(router: Router, s: Services): void {
       errs.add('group_id', 'The selected group_id is invalid.')
     if (next.meter_identifier !== m.meter_identifier) {
       const other = await s.meters.byIdentifier(ws, next.meter_identifier)
-      if (other && other.id !== m.id) errs.add('meter_identifier', 'The meter_identifier has already been taken.')
+      if (other && other.id !== m.id)
+        errs.add('meter_identifier', 'The meter_identifier has already been taken.')
     }
     errs.throwIfAny()
     const changed = INTERPRETING.filter((k) => next[k] !== m[k])
@@ -216,11 +233,15 @@ export function registerMeters(router: Router, s: Services): void {
     const m = await s.meters.byId(ws, id)
     if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
     if (req.body.length === 0)
-      throw validationError({ confirm_meter_identifier: ['The confirm_meter_identifier field is required.'] })
+      throw validationError({
+        confirm_meter_identifier: ['The confirm_meter_identifier field is required.'],
+      })
     const b = check(DeleteBody, body(req))
     if (b.confirm_meter_identifier !== m.meter_identifier)
       throw validationError({
-        confirm_meter_identifier: ["The confirm_meter_identifier must equal the meter's own identifier."],
+        confirm_meter_identifier: [
+          "The confirm_meter_identifier must equal the meter's own identifier.",
+        ],
       })
     const sql = s.store.sql
     // Readings still waiting in the group-commit buffer are stored first, so they go too.

@@ -29,7 +29,9 @@ export async function scopeMeters(
   if (groupId === undefined) return all
   const g = await s.groups.get(ws, groupId)
   if (!g) throw validationError({ group_id: ['The selected group_id is invalid.'] })
-  const subtree = new Set((await s.groups.list(ws)).filter((x) => x.path.startsWith(g.path)).map((x) => x.id))
+  const subtree = new Set(
+    (await s.groups.list(ws)).filter((x) => x.path.startsWith(g.path)).map((x) => x.id),
+  )
   subtree.add(g.id)
   return all.filter((m) => m.group_id !== null && subtree.has(m.group_id))
 }
@@ -56,11 +58,14 @@ export function registerReadings(router: Router, s: Services): void {
       else errs.add('tz', 'The tz field must be a valid IANA time zone.')
     }
     if (derive) {
-      if (!q.has('meter_id')) errs.add('meter_id', 'The meter_id field is required when derive is present.')
+      if (!q.has('meter_id'))
+        errs.add('meter_id', 'The meter_id field is required when derive is present.')
       if (q.has('aggregate') && aggregate !== 'raw')
         errs.add('aggregate', 'The aggregate field is not allowed with derive.')
-      if (kind === 'consumption') errs.add('kind', 'derive=consumption is computed from saldo readings.')
-    } else if (q.has('interpolate')) errs.add('interpolate', 'The interpolate field is only allowed with derive.')
+      if (kind === 'consumption')
+        errs.add('kind', 'derive=consumption is computed from saldo readings.')
+    } else if (q.has('interpolate'))
+      errs.add('interpolate', 'The interpolate field is only allowed with derive.')
     const { page, perPage } = pageParams(q, errs)
     const range = rangeParams(q, errs, s.clock.now(), tz)
     errs.throwIfAny()
@@ -119,7 +124,13 @@ export function registerReadings(router: Router, s: Services): void {
     // come from the raw readings, never from the rollup (docs/query.md).
     const w = await s.tenants.getWorkspace(ws)
     const rawBefore = w?.retention_days ? s.clock.now() - w.retention_days * 86_400_000 : undefined
-    const { rows, total } = await aggregateReadings(s.store.sql, { ...filter, rawBefore }, aggregate, tz, pg)
+    const { rows, total } = await aggregateReadings(
+      s.store.sql,
+      { ...filter, rawBefore },
+      aggregate,
+      tz,
+      pg,
+    )
     return json(200, {
       ...head,
       data: rows.map((r) => ({

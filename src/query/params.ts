@@ -48,7 +48,10 @@ export function enumParam<T extends string>(
   return raw as T
 }
 
-export function pageParams(q: URLSearchParams, errs: FieldErrorCollector): { page: number; perPage: number } {
+export function pageParams(
+  q: URLSearchParams,
+  errs: FieldErrorCollector,
+): { page: number; perPage: number } {
   const page = intParam(q, 'page', errs, 1, 1_000_000_000) ?? 1
   const perPage = intParam(q, 'per_page', errs, 1, MAX_PER_PAGE) ?? DEFAULT_PER_PAGE
   return { page, perPage }
@@ -90,5 +93,10 @@ export function rangeParams(
 }
 
 export function meta(page: number, perPage: number, total: number) {
-  return { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)) }
+  return {
+    current_page: page,
+    per_page: perPage,
+    total,
+    last_page: Math.max(1, Math.ceil(total / perPage)),
+  }
 }

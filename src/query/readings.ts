@@ -96,7 +96,10 @@ export async function rawReadings(
   let total: number
   if (rows.length) total = Number(rows[0]!.total)
   else {
-    const [c] = await sql.query<{ c: string }>(`SELECT count() AS c FROM readings FINAL WHERE ${where}`, params)
+    const [c] = await sql.query<{ c: string }>(
+      `SELECT count() AS c FROM readings FINAL WHERE ${where}`,
+      params,
+    )
     total = Number(c?.c ?? 0)
   }
   return {
@@ -131,13 +134,16 @@ export async function aggregateReadings(
   const zone = quote(tz ?? 'UTC')
   const useRollup = tz === null || wholeHourZone(tz, f.from, f.to)
   // Whole hours [h0, h1) lie inside [from, to]; `to` is inclusive.
-  const h0 = Math.ceil(Math.max(f.from, f.rawBefore !== undefined ? f.rawBefore + HOUR : -Infinity) / HOUR) * HOUR
+  const h0 =
+    Math.ceil(Math.max(f.from, f.rawBefore !== undefined ? f.rawBefore + HOUR : -Infinity) / HOUR) *
+    HOUR
   const h1 = Math.floor((f.to + 1) / HOUR) * HOUR
   const params: Record<string, unknown> = {}
   const where = baseWhere(f, params)
 
   // Dirty hours travel as one UInt64 each: (meter_id * 4 + kind) * 2^32 + hours since epoch.
-  const code = (b: string) => `(meter_id * 4 + CAST(kind, 'UInt8')) * 4294967296 + intDiv(toUnixTimestamp(${b}), 3600)`
+  const code = (b: string) =>
+    `(meter_id * 4 + CAST(kind, 'UInt8')) * 4294967296 + intDiv(toUnixTimestamp(${b}), 3600)`
   let dirty: { code: string; b: number }[] = []
   let rollupRange = useRollup && h0 < h1
   if (rollupRange) {
@@ -231,7 +237,10 @@ export async function saldoPoints(
   meterId: number,
   from: number,
   to: number,
-): Promise<{ points: { recordedAt: number; canonicalValue: number }[]; canonicalUnit: string | null }> {
+): Promise<{
+  points: { recordedAt: number; canonicalValue: number }[]
+  canonicalUnit: string | null
+}> {
   const rows = await sql.query<{ t: string; v: number; u: string | null }>(
     `SELECT toUnixTimestamp64Milli(recorded_at) AS t, canonical_value AS v, canonical_unit AS u
      FROM readings FINAL
@@ -255,7 +264,11 @@ export interface ExchangeRow {
 }
 
 /** Recorded exchanges of one meter (values in the meter's unit, as stored). */
-export async function meterExchanges(sql: Sql, ws: number, meterId: number): Promise<ExchangeRow[]> {
+export async function meterExchanges(
+  sql: Sql,
+  ws: number,
+  meterId: number,
+): Promise<ExchangeRow[]> {
   const rows = await sql.query<Record<string, any>>(
     `SELECT toUnixTimestamp64Milli(exchanged_at) AS t, old_final_value, new_initial_value
      FROM meter_exchanges FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}

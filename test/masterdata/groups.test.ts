@@ -6,14 +6,23 @@ const s = await startTestServer()
 t.teardown(() => s.close())
 const a = await s.tenant()
 const other = await s.tenant()
-const post = (body: unknown, token = a.token) => s.call('POST', '/api/v1/meterGroups', { token, body })
-const patch = (id: number | string, body: unknown) => s.call('PATCH', `/api/v1/meterGroups/${id}`, { token: a.token, body })
-const list = async (q = '') => (await s.call('GET', `/api/v1/meterGroups${q}`, { token: a.token })).body.data
+const post = (body: unknown, token = a.token) =>
+  s.call('POST', '/api/v1/meterGroups', { token, body })
+const patch = (id: number | string, body: unknown) =>
+  s.call('PATCH', `/api/v1/meterGroups/${id}`, { token: a.token, body })
+const list = async (q = '') =>
+  (await s.call('GET', `/api/v1/meterGroups${q}`, { token: a.token })).body.data
 
 t.test('create root and child groups; paths; sibling clash 409', async (t) => {
   const root = await post({ name: 'Site' })
   t.equal(root.status, 201)
-  t.same(root.body.data, { id: root.body.data.id, name: 'Site', parent_id: null, path: `/${root.body.data.id}/`, meter_count: 0 })
+  t.same(root.body.data, {
+    id: root.body.data.id,
+    name: 'Site',
+    parent_id: null,
+    path: `/${root.body.data.id}/`,
+    meter_count: 0,
+  })
   const child = await post({ name: 'Floor 1', parent_id: root.body.data.id })
   t.equal(child.body.data.path, `/${root.body.data.id}/${child.body.data.id}/`)
   const clash = await post({ name: 'Floor 1', parent_id: root.body.data.id })
@@ -38,12 +47,16 @@ t.test('create: 422 for bad input and unknown / foreign parent', async (t) => {
     t.equal(r.status, 422, JSON.stringify(body))
     t.ok(r.body.errors?.[field], `names ${field}: ${r.text}`)
   }
-  t.equal((await s.call('POST', '/api/v1/meterGroups', { token: a.token, raw: 'nope' })).status, 422)
+  t.equal(
+    (await s.call('POST', '/api/v1/meterGroups', { token: a.token, raw: 'nope' })).status,
+    422,
+  )
 })
 
 t.test('list ordered by path, meter_count direct only, subtree filter', async (t) => {
   const w = await s.tenant()
-  const p = (body: unknown) => s.call('POST', '/api/v1/meterGroups', { token: w.token, body }).then((r) => r.body.data)
+  const p = (body: unknown) =>
+    s.call('POST', '/api/v1/meterGroups', { token: w.token, body }).then((r) => r.body.data)
   const A = await p({ name: 'A' })
   const B = await p({ name: 'B' })
   const A1 = await p({ name: 'A1', parent_id: A.id })
@@ -52,16 +65,33 @@ t.test('list ordered by path, meter_count direct only, subtree filter', async (t
   await createMeter(s, w.token, { meter_identifier: 'm2', group_id: A1.id })
   await createMeter(s, w.token, { meter_identifier: 'm3', group_id: A.id })
   const all = (await s.call('GET', '/api/v1/meterGroups', { token: w.token })).body.data
-  t.same(all.map((g: any) => g.path), [A, A1, A1x, B].map((g) => g.path).sort())
-  t.same(Object.fromEntries(all.map((g: any) => [g.name, g.meter_count])), { A: 1, A1: 2, A1x: 0, B: 0 })
-  const sub = (await s.call('GET', `/api/v1/meterGroups${qs({ group_id: A1.id })}`, { token: w.token })).body.data
-  t.same(sub.map((g: any) => g.name), ['A1', 'A1x'])
+  t.same(
+    all.map((g: any) => g.path),
+    [A, A1, A1x, B].map((g) => g.path).sort(),
+  )
+  t.same(Object.fromEntries(all.map((g: any) => [g.name, g.meter_count])), {
+    A: 1,
+    A1: 2,
+    A1x: 0,
+    B: 0,
+  })
+  const sub = (
+    await s.call('GET', `/api/v1/meterGroups${qs({ group_id: A1.id })}`, { token: w.token })
+  ).body.data
+  t.same(
+    sub.map((g: any) => g.name),
+    ['A1', 'A1x'],
+  )
   const bad = await s.call('GET', '/api/v1/meterGroups?group_id=x', { token: w.token })
   t.equal(bad.status, 422)
   t.ok(bad.body.errors.group_id)
-  const unknown = await s.call('GET', `/api/v1/meterGroups${qs({ group_id: 999999 })}`, { token: w.token })
+  const unknown = await s.call('GET', `/api/v1/meterGroups${qs({ group_id: 999999 })}`, {
+    token: w.token,
+  })
   t.equal(unknown.status, 422)
-  const foreign = await s.call('GET', `/api/v1/meterGroups${qs({ group_id: A.id })}`, { token: a.token })
+  const foreign = await s.call('GET', `/api/v1/meterGroups${qs({ group_id: A.id })}`, {
+    token: a.token,
+  })
   t.equal(foreign.status, 422, "another workspace's group is unknown")
 })
 
@@ -83,9 +113,19 @@ t.test('rename, move rewrites the subtree, 409 rules', async (t) => {
 
   r = await patch(X1.id, { parent_id: Y.id })
   t.equal(r.status, 200)
-  t.same(r.body.data, { id: X1.id, name: 'X1 renamed', parent_id: Y.id, path: `${Y.path}${X1.id}/`, meter_count: 0 })
+  t.same(r.body.data, {
+    id: X1.id,
+    name: 'X1 renamed',
+    parent_id: Y.id,
+    path: `${Y.path}${X1.id}/`,
+    meter_count: 0,
+  })
   const after = await list()
-  t.equal(after.find((g: any) => g.id === X11.id).path, `${Y.path}${X1.id}/${X11.id}/`, 'descendant path rewritten')
+  t.equal(
+    after.find((g: any) => g.id === X11.id).path,
+    `${Y.path}${X1.id}/${X11.id}/`,
+    'descendant path rewritten',
+  )
 
   r = await patch(X1.id, { parent_id: null })
   t.equal(r.body.data.path, `/${X1.id}/`)
@@ -125,7 +165,9 @@ t.test('delete: empty only; 409 with subgroups or meters', async (t) => {
   const del = (id: number) => s.call('DELETE', `/api/v1/meterGroups/${id}`, { token: a.token })
   t.equal((await del(D.id)).status, 409, 'has subgroups')
   t.equal((await del(D1.id)).status, 409, 'has meters')
-  const m = (await s.call('GET', '/api/v1/meters', { token: a.token })).body.data.find((x: any) => x.meter_identifier === 'in-D1')
+  const m = (await s.call('GET', '/api/v1/meters', { token: a.token })).body.data.find(
+    (x: any) => x.meter_identifier === 'in-D1',
+  )
   await s.call('PATCH', `/api/v1/meters/${m.id}`, { token: a.token, body: { group_id: null } })
   const r = await del(D1.id)
   t.equal(r.status, 200)
@@ -136,10 +178,21 @@ t.test('delete: empty only; 409 with subgroups or meters', async (t) => {
 })
 
 t.test('scopes', async (t) => {
-  const user = await s.admin('POST', `/workspaces/${a.workspaceId}/users`, { email: 'g@x.io', permissions: [] })
-  const tok = (await s.admin('POST', `/workspaces/${a.workspaceId}/tokens`, { user_id: user.data.id, scopes: ['data:read', 'masterdata:write'] })).data.token
+  const user = await s.admin('POST', `/workspaces/${a.workspaceId}/users`, {
+    email: 'g@x.io',
+    permissions: [],
+  })
+  const tok = (
+    await s.admin('POST', `/workspaces/${a.workspaceId}/tokens`, {
+      user_id: user.data.id,
+      scopes: ['data:read', 'masterdata:write'],
+    })
+  ).data.token
   t.equal((await s.call('GET', '/api/v1/meterGroups', { token: tok })).status, 200)
-  t.equal((await s.call('POST', '/api/v1/meterGroups', { token: tok, body: { name: 'n' } })).status, 403)
+  t.equal(
+    (await s.call('POST', '/api/v1/meterGroups', { token: tok, body: { name: 'n' } })).status,
+    403,
+  )
   t.equal((await s.call('DELETE', '/api/v1/meterGroups/1', { token: tok })).status, 403)
   t.equal((await s.call('GET', '/api/v1/meterGroups')).status, 401)
 })

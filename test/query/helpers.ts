@@ -26,7 +26,8 @@ export async function insertReadings(s: TestServer, ws: number, rows: R[]): Prom
       value: r.value,
       unit: r.unit === undefined ? 'kwh' : r.unit,
       canonical_value: r.canonical === undefined ? r.value : r.canonical,
-      canonical_unit: r.canonicalUnit === undefined ? (r.canonical === null ? null : 'kwh') : r.canonicalUnit,
+      canonical_unit:
+        r.canonicalUnit === undefined ? (r.canonical === null ? null : 'kwh') : r.canonicalUnit,
       quality_flags: r.flags ?? [],
       raw_payload: '{}',
       ingested_at: chTime(Date.now()),
@@ -46,11 +47,22 @@ export async function insertStatus(
 ): Promise<void> {
   await s.app.services.store.sql.insertJsonEachRow(
     'status_reports',
-    JSON.stringify({ workspace_id: ws, meter_id: meter, reported_at: chTime(Date.parse(at)), raw_flags: raw, statuses, version: v++ }),
+    JSON.stringify({
+      workspace_id: ws,
+      meter_id: meter,
+      reported_at: chTime(Date.parse(at)),
+      raw_flags: raw,
+      statuses,
+      version: v++,
+    }),
   )
 }
 
-export async function createMeter(s: TestServer, token: string, body: Record<string, unknown>): Promise<any> {
+export async function createMeter(
+  s: TestServer,
+  token: string,
+  body: Record<string, unknown>,
+): Promise<any> {
   const r = await s.call('POST', '/api/v1/meters', { token, body })
   if (r.status !== 201) throw new Error(`create meter → ${r.status} ${r.text}`)
   return r.body.data

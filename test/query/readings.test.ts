@@ -20,7 +20,14 @@ t.test('raw: oldest first, row shape, flags null when clean, canonical null kept
     { meter: m.id, at: '2025-06-14T10:00:00Z', value: 2 },
     { meter: m.id, at: '2025-06-14T09:00:00Z', value: 1 },
     { meter: m.id, kind: 'saldo', at: '2025-06-14T09:00:00Z', value: 100 },
-    { meter: m.id, at: '2025-06-14T11:00:00Z', value: 5, unit: 'm3', canonical: null, flags: ['unit_mismatch'] },
+    {
+      meter: m.id,
+      at: '2025-06-14T11:00:00Z',
+      value: 5,
+      unit: 'm3',
+      canonical: null,
+      flags: ['unit_mismatch'],
+    },
   ])
   const r = await get({ meter_id: m.id })
   t.equal(r.status, 200)
@@ -39,7 +46,15 @@ t.test('raw: oldest first, row shape, flags null when clean, canonical null kept
     quality_flags: null,
     recorded_at: '2025-06-14T09:00:00.000Z',
   })
-  t.same(r.body.data.map((x: any) => [x.kind, x.value]), [['consumption', 1], ['saldo', 100], ['consumption', 2], ['consumption', 5]])
+  t.same(
+    r.body.data.map((x: any) => [x.kind, x.value]),
+    [
+      ['consumption', 1],
+      ['saldo', 100],
+      ['consumption', 2],
+      ['consumption', 5],
+    ],
+  )
   t.same(r.body.data[3].quality_flags, ['unit_mismatch'])
   t.equal(r.body.data[3].canonical_value, null)
   const k = await get({ meter_id: m.id, kind: 'saldo' })
@@ -51,22 +66,42 @@ t.test('raw: new versions and replays show exactly one row per identity (newest)
   const at = '2025-06-10T08:00:00Z'
   await insertReadings(s, a.workspaceId, [{ meter: m.id, at, value: 3, version: 10 }])
   await insertReadings(s, a.workspaceId, [{ meter: m.id, at, value: 3, version: 10 }]) // replay
-  await insertReadings(s, a.workspaceId, [{ meter: m.id, at, value: 3, flags: ['implausible_rate'], version: 11 }])
+  await insertReadings(s, a.workspaceId, [
+    { meter: m.id, at, value: 3, flags: ['implausible_rate'], version: 11 },
+  ])
   const r = await get({ meter_id: m.id })
   t.equal(r.body.meta.total, 1)
-  t.same(r.body.data.map((x: any) => x.quality_flags), [['implausible_rate']])
+  t.same(
+    r.body.data.map((x: any) => x.quality_flags),
+    [['implausible_rate']],
+  )
 })
 
 t.test('raw: pagination meta and pages', async (t) => {
   const m = await createMeter(s, a.token, { meter_identifier: 'page-1', unit: 'kwh' })
   const base = Date.parse('2025-06-01T00:00:00Z')
-  await insertReadings(s, a.workspaceId, Array.from({ length: 25 }, (_, i) => ({ meter: m.id, at: base + i * 900_000, value: i })))
-  const q = { meter_id: m.id, from: '2025-06-01T00:00:00Z', to: '2025-06-02T00:00:00Z', per_page: 10 }
+  await insertReadings(
+    s,
+    a.workspaceId,
+    Array.from({ length: 25 }, (_, i) => ({ meter: m.id, at: base + i * 900_000, value: i })),
+  )
+  const q = {
+    meter_id: m.id,
+    from: '2025-06-01T00:00:00Z',
+    to: '2025-06-02T00:00:00Z',
+    per_page: 10,
+  }
   const p1 = await get({ ...q, page: 1 })
   t.same(p1.body.meta, { current_page: 1, per_page: 10, total: 25, last_page: 3 })
-  t.same(p1.body.data.map((x: any) => x.value), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+  t.same(
+    p1.body.data.map((x: any) => x.value),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+  )
   const p3 = await get({ ...q, page: 3 })
-  t.same(p3.body.data.map((x: any) => x.value), [20, 21, 22, 23, 24])
+  t.same(
+    p3.body.data.map((x: any) => x.value),
+    [20, 21, 22, 23, 24],
+  )
   const p9 = await get({ ...q, page: 9 })
   t.same(p9.body.data, [])
   t.same(p9.body.meta, { current_page: 9, per_page: 10, total: 25, last_page: 3 })
@@ -83,16 +118,32 @@ t.test('raw: tz adds recorded_at_local with the offset in force', async (t) => {
     { meter: m.id, at: '2025-03-30T00:30:00Z', value: 1 },
     { meter: m.id, at: '2025-03-30T01:30:00Z', value: 2 },
   ])
-  const r = await get({ meter_id: m.id, from: '2025-03-29T00:00:00Z', to: '2025-03-31T00:00:00Z', tz: 'Europe/Berlin' })
-  t.same(r.body.data.map((x: any) => x.recorded_at_local), ['2025-03-30T01:30:00.000+01:00', '2025-03-30T03:30:00.000+02:00'])
-  const k = await get({ meter_id: m.id, from: '2025-03-29T00:00:00Z', to: '2025-03-31T00:00:00Z', tz: 'Asia/Kathmandu' })
+  const r = await get({
+    meter_id: m.id,
+    from: '2025-03-29T00:00:00Z',
+    to: '2025-03-31T00:00:00Z',
+    tz: 'Europe/Berlin',
+  })
+  t.same(
+    r.body.data.map((x: any) => x.recorded_at_local),
+    ['2025-03-30T01:30:00.000+01:00', '2025-03-30T03:30:00.000+02:00'],
+  )
+  const k = await get({
+    meter_id: m.id,
+    from: '2025-03-29T00:00:00Z',
+    to: '2025-03-31T00:00:00Z',
+    tz: 'Asia/Kathmandu',
+  })
   t.equal(k.body.data[0].recorded_at_local, '2025-03-30T06:15:00.000+05:45')
   const u = await get({ meter_id: m.id, from: '2025-03-29T00:00:00Z', to: '2025-03-31T00:00:00Z' })
   t.notOk('recorded_at_local' in u.body.data[0])
 })
 
 // Independent reference: buckets of canonical values computed here from the inserted rows.
-function reference(rows: { at: number; v: number | null; meter: number; kind: string }[], keyOf: (t: number) => string) {
+function reference(
+  rows: { at: number; v: number | null; meter: number; kind: string }[],
+  keyOf: (t: number) => string,
+) {
   const out = new Map<string, { c: number; s: number; lo: number; hi: number }>()
   for (const r of rows) {
     if (r.v === null) continue
@@ -108,92 +159,158 @@ function reference(rows: { at: number; v: number | null; meter: number; kind: st
 }
 const utcLabel = (t: number) => chTime(t).slice(0, 19)
 
-t.test('hourly and daily aggregates: canonical values only, exact under versions and replays', async (t) => {
-  const m1 = await createMeter(s, a.token, { meter_identifier: 'agg-1', unit: 'wh' })
-  const m2 = await createMeter(s, a.token, { meter_identifier: 'agg-2', unit: 'wh' })
-  const base = Date.parse('2025-05-01T00:00:00Z')
-  const rows: { at: number; v: number | null; meter: number; kind: string }[] = []
-  const ins = []
-  for (const m of [m1, m2])
-    for (let i = 0; i < 4 * 24 * 3; i++) {
-      const at = base + i * 900_000
-      const v = ((i * 7 + m.id) % 5) + 0.5
-      const canonical = i % 13 === 0 ? null : v
-      rows.push({ at, v: canonical, meter: m.id, kind: 'consumption' })
-      ins.push({ meter: m.id, at, value: v * 1000, unit: 'wh', canonical, canonicalUnit: canonical === null ? null : 'kwh' })
+t.test(
+  'hourly and daily aggregates: canonical values only, exact under versions and replays',
+  async (t) => {
+    const m1 = await createMeter(s, a.token, { meter_identifier: 'agg-1', unit: 'wh' })
+    const m2 = await createMeter(s, a.token, { meter_identifier: 'agg-2', unit: 'wh' })
+    const base = Date.parse('2025-05-01T00:00:00Z')
+    const rows: { at: number; v: number | null; meter: number; kind: string }[] = []
+    const ins = []
+    for (const m of [m1, m2])
+      for (let i = 0; i < 4 * 24 * 3; i++) {
+        const at = base + i * 900_000
+        const v = ((i * 7 + m.id) % 5) + 0.5
+        const canonical = i % 13 === 0 ? null : v
+        rows.push({ at, v: canonical, meter: m.id, kind: 'consumption' })
+        ins.push({
+          meter: m.id,
+          at,
+          value: v * 1000,
+          unit: 'wh',
+          canonical,
+          canonicalUnit: canonical === null ? null : 'kwh',
+        })
+      }
+    await insertReadings(s, a.workspaceId, ins)
+    // Replays of identical rows and new versions (flags only, and a backfill changing the value)
+    await insertReadings(s, a.workspaceId, ins.slice(10, 30))
+    await insertReadings(
+      s,
+      a.workspaceId,
+      ins.slice(40, 45).map((r) => ({ ...r, flags: ['implausible_rate'] })),
+    )
+    const changed = ins[50]!
+    await insertReadings(s, a.workspaceId, [{ ...changed, canonical: 42 }])
+    rows.find((r) => r.meter === changed.meter && r.at === changed.at)!.v = 42
+
+    const range = { from: '2025-05-01T00:00:00Z', to: '2025-05-03T23:59:59.999Z' }
+    const d = await get({
+      group_id: undefined,
+      ...range,
+      aggregate: 'daily',
+      per_page: 1000,
+      kind: 'consumption',
+    })
+    t.equal(d.status, 200)
+    const mine = d.body.data.filter((x: any) => x.meter_id === m1.id || x.meter_id === m2.id)
+    const ref = reference(rows, (x) => utcLabel(Math.floor(x / 86_400_000) * 86_400_000))
+    t.equal(mine.length, ref.size)
+    for (const b of mine) {
+      const e = ref.get(`${b.bucket_start}|${b.meter_id}|${b.kind}`)!
+      t.ok(e, b.bucket_start)
+      t.equal(b.reading_count, e.c, `count ${b.bucket_start}`)
+      t.ok(Math.abs(b.sum - e.s) < 1e-9, `sum ${b.bucket_start} ${b.sum} vs ${e.s}`)
+      t.equal(b.min, e.lo)
+      t.equal(b.max, e.hi)
+      t.ok(Math.abs(b.avg - e.s / e.c) < 1e-9)
     }
-  await insertReadings(s, a.workspaceId, ins)
-  // Replays of identical rows and new versions (flags only, and a backfill changing the value)
-  await insertReadings(s, a.workspaceId, ins.slice(10, 30))
-  await insertReadings(s, a.workspaceId, ins.slice(40, 45).map((r) => ({ ...r, flags: ['implausible_rate'] })))
-  const changed = ins[50]!
-  await insertReadings(s, a.workspaceId, [{ ...changed, canonical: 42 }])
-  rows.find((r) => r.meter === changed.meter && r.at === changed.at)!.v = 42
+    t.equal(mine[0].bucket_start, '2025-05-01 00:00:00')
 
-  const range = { from: '2025-05-01T00:00:00Z', to: '2025-05-03T23:59:59.999Z' }
-  const d = await get({ group_id: undefined, ...range, aggregate: 'daily', per_page: 1000, kind: 'consumption' })
-  t.equal(d.status, 200)
-  const mine = d.body.data.filter((x: any) => x.meter_id === m1.id || x.meter_id === m2.id)
-  const ref = reference(rows, (x) => utcLabel(Math.floor(x / 86_400_000) * 86_400_000))
-  t.equal(mine.length, ref.size)
-  for (const b of mine) {
-    const e = ref.get(`${b.bucket_start}|${b.meter_id}|${b.kind}`)!
-    t.ok(e, b.bucket_start)
-    t.equal(b.reading_count, e.c, `count ${b.bucket_start}`)
-    t.ok(Math.abs(b.sum - e.s) < 1e-9, `sum ${b.bucket_start} ${b.sum} vs ${e.s}`)
-    t.equal(b.min, e.lo)
-    t.equal(b.max, e.hi)
-    t.ok(Math.abs(b.avg - e.s / e.c) < 1e-9)
-  }
-  t.equal(mine[0].bucket_start, '2025-05-01 00:00:00')
-
-  const h = await get({ meter_id: m1.id, ...range, aggregate: 'hourly', per_page: 1000 })
-  const refH = reference(rows.filter((r) => r.meter === m1.id), (x) => utcLabel(Math.floor(x / H) * H))
-  t.equal(h.body.meta.total, refH.size)
-  for (const b of h.body.data) {
-    const e = refH.get(`${b.bucket_start}|${b.meter_id}|${b.kind}`)!
-    t.equal(b.reading_count, e.c)
-    t.ok(Math.abs(b.sum - e.s) < 1e-9)
-  }
-  // An odd range (partial first/last hours) counts the same readings as the raw rows do.
-  const odd = { meter_id: m1.id, from: '2025-05-01T00:20:00Z', to: '2025-05-02T05:10:00Z' }
-  const rawOdd = await get({ ...odd, per_page: 1000 })
-  const aggOdd = await get({ ...odd, aggregate: 'daily' })
-  const canon = rawOdd.body.data.filter((x: any) => x.canonical_value !== null)
-  t.equal(aggOdd.body.data.reduce((n: number, b: any) => n + b.reading_count, 0), canon.length)
-  const sumRaw = canon.reduce((n: number, x: any) => n + x.canonical_value, 0)
-  t.ok(Math.abs(aggOdd.body.data.reduce((n: number, b: any) => n + b.sum, 0) - sumRaw) < 1e-9)
-  // Same answer through the raw path (a zone without whole-hour offsets, but UTC+05:45 days differ) —
-  // compare the hourly total instead.
-  const k = await get({ ...odd, aggregate: 'hourly', tz: 'Asia/Kathmandu', per_page: 1000 })
-  t.equal(k.body.data.reduce((n: number, b: any) => n + b.reading_count, 0), canon.length)
-})
+    const h = await get({ meter_id: m1.id, ...range, aggregate: 'hourly', per_page: 1000 })
+    const refH = reference(
+      rows.filter((r) => r.meter === m1.id),
+      (x) => utcLabel(Math.floor(x / H) * H),
+    )
+    t.equal(h.body.meta.total, refH.size)
+    for (const b of h.body.data) {
+      const e = refH.get(`${b.bucket_start}|${b.meter_id}|${b.kind}`)!
+      t.equal(b.reading_count, e.c)
+      t.ok(Math.abs(b.sum - e.s) < 1e-9)
+    }
+    // An odd range (partial first/last hours) counts the same readings as the raw rows do.
+    const odd = { meter_id: m1.id, from: '2025-05-01T00:20:00Z', to: '2025-05-02T05:10:00Z' }
+    const rawOdd = await get({ ...odd, per_page: 1000 })
+    const aggOdd = await get({ ...odd, aggregate: 'daily' })
+    const canon = rawOdd.body.data.filter((x: any) => x.canonical_value !== null)
+    t.equal(
+      aggOdd.body.data.reduce((n: number, b: any) => n + b.reading_count, 0),
+      canon.length,
+    )
+    const sumRaw = canon.reduce((n: number, x: any) => n + x.canonical_value, 0)
+    t.ok(Math.abs(aggOdd.body.data.reduce((n: number, b: any) => n + b.sum, 0) - sumRaw) < 1e-9)
+    // Same answer through the raw path (a zone without whole-hour offsets, but UTC+05:45 days differ) —
+    // compare the hourly total instead.
+    const k = await get({ ...odd, aggregate: 'hourly', tz: 'Asia/Kathmandu', per_page: 1000 })
+    t.equal(
+      k.body.data.reduce((n: number, b: any) => n + b.reading_count, 0),
+      canon.length,
+    )
+  },
+)
 
 t.test('aggregate pagination meta', async (t) => {
   const m = await createMeter(s, a.token, { meter_identifier: 'aggp', unit: 'kwh' })
   const base = Date.parse('2025-04-01T00:00:00Z')
-  await insertReadings(s, a.workspaceId, Array.from({ length: 10 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })))
-  const r = await get({ meter_id: m.id, from: '2025-04-01', to: '2025-04-02', aggregate: 'hourly', per_page: 4, page: 3 })
+  await insertReadings(
+    s,
+    a.workspaceId,
+    Array.from({ length: 10 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })),
+  )
+  const r = await get({
+    meter_id: m.id,
+    from: '2025-04-01',
+    to: '2025-04-02',
+    aggregate: 'hourly',
+    per_page: 4,
+    page: 3,
+  })
   t.same(r.body.meta, { current_page: 3, per_page: 4, total: 10, last_page: 3 })
-  t.same(r.body.data.map((b: any) => b.bucket_start), ['2025-04-01 08:00:00', '2025-04-01 09:00:00'])
-  const beyond = await get({ meter_id: m.id, from: '2025-04-01', to: '2025-04-02', aggregate: 'hourly', per_page: 4, page: 5 })
+  t.same(
+    r.body.data.map((b: any) => b.bucket_start),
+    ['2025-04-01 08:00:00', '2025-04-01 09:00:00'],
+  )
+  const beyond = await get({
+    meter_id: m.id,
+    from: '2025-04-01',
+    to: '2025-04-02',
+    aggregate: 'hourly',
+    per_page: 4,
+    page: 5,
+  })
   t.same(beyond.body.meta, { current_page: 5, per_page: 4, total: 10, last_page: 3 })
 })
 
 t.test('group_id selects the subtree; other workspaces are invisible', async (t) => {
-  const g = (await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'G' } })).body.data
-  const g1 = (await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'G1', parent_id: g.id } })).body.data
-  const g2 = (await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'G2' } })).body.data
+  const g = (await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'G' } }))
+    .body.data
+  const g1 = (
+    await s.call('POST', '/api/v1/meterGroups', {
+      token: a.token,
+      body: { name: 'G1', parent_id: g.id },
+    })
+  ).body.data
+  const g2 = (await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'G2' } }))
+    .body.data
   const inG = await createMeter(s, a.token, { meter_identifier: 'grp-a', group_id: g.id })
   const inG1 = await createMeter(s, a.token, { meter_identifier: 'grp-b', group_id: g1.id })
   const outside = await createMeter(s, a.token, { meter_identifier: 'grp-c', group_id: g2.id })
   const at = '2025-06-12T00:00:00Z'
-  await insertReadings(s, a.workspaceId, [inG, inG1, outside].map((m) => ({ meter: m.id, at, value: 1 })))
+  await insertReadings(
+    s,
+    a.workspaceId,
+    [inG, inG1, outside].map((m) => ({ meter: m.id, at, value: 1 })),
+  )
   const r = await get({ group_id: g.id })
   t.same(r.body.data.map((x: any) => x.meter_identifier).sort(), ['grp-a', 'grp-b'])
   const sub = await get({ group_id: g1.id })
-  t.same(sub.body.data.map((x: any) => x.meter_identifier), ['grp-b'])
-  const empty = (await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'Empty' } })).body.data
+  t.same(
+    sub.body.data.map((x: any) => x.meter_identifier),
+    ['grp-b'],
+  )
+  const empty = (
+    await s.call('POST', '/api/v1/meterGroups', { token: a.token, body: { name: 'Empty' } })
+  ).body.data
   const e = await get({ group_id: empty.id })
   t.equal(e.status, 200)
   t.same(e.body.data, [])
@@ -247,8 +364,16 @@ t.test('every bad parameter is a 422 naming it', async (t) => {
   t.equal(ok366.status, 200, 'exactly 366 days is allowed')
   const auth = await s.call('GET', '/api/v1/readings')
   t.equal(auth.status, 401)
-  const user = await s.admin('POST', `/workspaces/${a.workspaceId}/users`, { email: 'w@x.io', permissions: ['groups.manage'] })
-  const tok = (await s.admin('POST', `/workspaces/${a.workspaceId}/tokens`, { user_id: user.data.id, scopes: ['data:report'] })).data.token
+  const user = await s.admin('POST', `/workspaces/${a.workspaceId}/users`, {
+    email: 'w@x.io',
+    permissions: ['groups.manage'],
+  })
+  const tok = (
+    await s.admin('POST', `/workspaces/${a.workspaceId}/tokens`, {
+      user_id: user.data.id,
+      scopes: ['data:report'],
+    })
+  ).data.token
   t.equal((await get({}, tok)).status, 403)
 })
 
@@ -257,7 +382,11 @@ t.test('every bad parameter is a 422 naming it', async (t) => {
 async function hourlySeries(identifier: string, fromIso: string, hours: number) {
   const m = await createMeter(s, a.token, { meter_identifier: identifier, unit: 'kwh' })
   const base = Date.parse(fromIso)
-  await insertReadings(s, a.workspaceId, Array.from({ length: hours }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })))
+  await insertReadings(
+    s,
+    a.workspaceId,
+    Array.from({ length: hours }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })),
+  )
   return m
 }
 const days = async (meterId: number, tz: string, from: string, to: string) => {
@@ -279,15 +408,29 @@ t.test('DST Europe/Berlin: 23-hour spring day and 25-hour autumn day', async (t)
     '2025-10-26 00:00:00': 25,
     '2025-10-27 00:00:00': 24,
   })
-  const hourly = await get({ meter_id: spring.id, aggregate: 'hourly', tz: 'Europe/Berlin', from: '2025-03-30T00:00:00', to: '2025-03-30T04:00:00' })
-  t.same(hourly.body.data.map((b: any) => b.bucket_start), [
-    '2025-03-30 00:00:00',
-    '2025-03-30 01:00:00',
-    '2025-03-30 03:00:00',
-    '2025-03-30 04:00:00',
-  ])
-  const fall = await get({ meter_id: autumn.id, aggregate: 'hourly', tz: 'Europe/Berlin', from: '2025-10-26T00:00:00Z', to: '2025-10-26T01:59:59Z' })
-  t.same(fall.body.data.map((b: any) => b.bucket_start), ['2025-10-26 02:00:00', '2025-10-26 02:00:00'], 'the repeated hour is two buckets')
+  const hourly = await get({
+    meter_id: spring.id,
+    aggregate: 'hourly',
+    tz: 'Europe/Berlin',
+    from: '2025-03-30T00:00:00',
+    to: '2025-03-30T04:00:00',
+  })
+  t.same(
+    hourly.body.data.map((b: any) => b.bucket_start),
+    ['2025-03-30 00:00:00', '2025-03-30 01:00:00', '2025-03-30 03:00:00', '2025-03-30 04:00:00'],
+  )
+  const fall = await get({
+    meter_id: autumn.id,
+    aggregate: 'hourly',
+    tz: 'Europe/Berlin',
+    from: '2025-10-26T00:00:00Z',
+    to: '2025-10-26T01:59:59Z',
+  })
+  t.same(
+    fall.body.data.map((b: any) => b.bucket_start),
+    ['2025-10-26 02:00:00', '2025-10-26 02:00:00'],
+    'the repeated hour is two buckets',
+  )
 })
 
 t.test('DST America/New_York: both changes', async (t) => {
@@ -309,21 +452,43 @@ t.test(':45 and :30 zones: Asia/Kathmandu and Australia/Adelaide', async (t) => 
   // Kathmandu is UTC+05:45 all year: local midnight is 18:15 UTC.
   const k = await createMeter(s, a.token, { meter_identifier: 'ktm', unit: 'kwh' })
   const base = Date.parse('2025-02-01T00:00:00Z')
-  await insertReadings(s, a.workspaceId, Array.from({ length: 96 * 3 }, (_, i) => ({ meter: k.id, at: base + i * 900_000, value: 1 })))
-  const kd = await get({ meter_id: k.id, aggregate: 'daily', tz: 'Asia/Kathmandu', from: '2025-02-01T00:00:00Z', to: '2025-02-03T23:59:59Z' })
-  t.same(kd.body.data.map((b: any) => [b.bucket_start, b.reading_count]), [
-    ['2025-02-01 00:00:00', 73], // 00:00Z..18:00Z = 05:45..23:45 local
-    ['2025-02-02 00:00:00', 96],
-    ['2025-02-03 00:00:00', 96],
-    ['2025-02-04 00:00:00', 23], // 18:15Z..23:45Z
-  ])
-  const kh = await get({ meter_id: k.id, aggregate: 'hourly', tz: 'Asia/Kathmandu', from: '2025-02-01T00:00:00Z', to: '2025-02-01T02:59:59Z' })
-  t.same(kh.body.data.map((b: any) => [b.bucket_start, b.reading_count]), [
-    ['2025-02-01 05:00:00', 1],
-    ['2025-02-01 06:00:00', 4],
-    ['2025-02-01 07:00:00', 4],
-    ['2025-02-01 08:00:00', 3],
-  ])
+  await insertReadings(
+    s,
+    a.workspaceId,
+    Array.from({ length: 96 * 3 }, (_, i) => ({ meter: k.id, at: base + i * 900_000, value: 1 })),
+  )
+  const kd = await get({
+    meter_id: k.id,
+    aggregate: 'daily',
+    tz: 'Asia/Kathmandu',
+    from: '2025-02-01T00:00:00Z',
+    to: '2025-02-03T23:59:59Z',
+  })
+  t.same(
+    kd.body.data.map((b: any) => [b.bucket_start, b.reading_count]),
+    [
+      ['2025-02-01 00:00:00', 73], // 00:00Z..18:00Z = 05:45..23:45 local
+      ['2025-02-02 00:00:00', 96],
+      ['2025-02-03 00:00:00', 96],
+      ['2025-02-04 00:00:00', 23], // 18:15Z..23:45Z
+    ],
+  )
+  const kh = await get({
+    meter_id: k.id,
+    aggregate: 'hourly',
+    tz: 'Asia/Kathmandu',
+    from: '2025-02-01T00:00:00Z',
+    to: '2025-02-01T02:59:59Z',
+  })
+  t.same(
+    kh.body.data.map((b: any) => [b.bucket_start, b.reading_count]),
+    [
+      ['2025-02-01 05:00:00', 1],
+      ['2025-02-01 06:00:00', 4],
+      ['2025-02-01 07:00:00', 4],
+      ['2025-02-01 08:00:00', 3],
+    ],
+  )
   // Adelaide: +10:30 → +09:30 on 2025-04-06 (a 25-hour day), +09:30 → +10:30 on 2025-10-05 (23 hours).
   const ad = await hourlySeries('adl', '2025-04-04T13:30:00Z', 24 * 3 + 1)
   t.same(await days(ad.id, 'Australia/Adelaide', '2025-04-05', '2025-04-07T23:59:59'), {
@@ -339,60 +504,99 @@ t.test(':45 and :30 zones: Asia/Kathmandu and Australia/Adelaide', async (t) => 
   })
 })
 
-t.test('derive=consumption: deltas, gaps, rollover, exchange in meter units, interpolation', async (t) => {
-  const m = await createMeter(s, a.token, { meter_identifier: 'drv', unit: 'wh', expected_interval_minutes: 60, rollover_max: 10_000 })
-  const base = Date.parse('2025-06-01T00:00:00Z')
-  const pts: [number, number][] = [
-    [0, 1000], // Wh
-    [1, 3000],
-    [4, 6000], // gap of 3 h
-    [5, 9000],
-    [6, 1000], // rollover at 10,000 Wh: 2 kWh
-    [7, 500], // unexplained decrease: unknown
-    [8, 700],
-    [10, 200], // exchange in between (old final 900, new initial 100): 0.2 + 0.1 kWh
-  ]
-  await insertReadings(s, a.workspaceId, pts.map(([h, v]) => ({ meter: m.id, kind: 'saldo', at: base + h * H, value: v, unit: 'wh', canonical: v / 1000 })))
-  await insertReadings(s, a.workspaceId, [{ meter: m.id, kind: 'consumption', at: base + 2 * H, value: 5 }])
-  await s.app.services.store.sql.insertJsonEachRow(
-    'meter_exchanges',
-    JSON.stringify({
-      workspace_id: a.workspaceId,
+t.test(
+  'derive=consumption: deltas, gaps, rollover, exchange in meter units, interpolation',
+  async (t) => {
+    const m = await createMeter(s, a.token, {
+      meter_identifier: 'drv',
+      unit: 'wh',
+      expected_interval_minutes: 60,
+      rollover_max: 10_000,
+    })
+    const base = Date.parse('2025-06-01T00:00:00Z')
+    const pts: [number, number][] = [
+      [0, 1000], // Wh
+      [1, 3000],
+      [4, 6000], // gap of 3 h
+      [5, 9000],
+      [6, 1000], // rollover at 10,000 Wh: 2 kWh
+      [7, 500], // unexplained decrease: unknown
+      [8, 700],
+      [10, 200], // exchange in between (old final 900, new initial 100): 0.2 + 0.1 kWh
+    ]
+    await insertReadings(
+      s,
+      a.workspaceId,
+      pts.map(([h, v]) => ({
+        meter: m.id,
+        kind: 'saldo',
+        at: base + h * H,
+        value: v,
+        unit: 'wh',
+        canonical: v / 1000,
+      })),
+    )
+    await insertReadings(s, a.workspaceId, [
+      { meter: m.id, kind: 'consumption', at: base + 2 * H, value: 5 },
+    ])
+    await s.app.services.store.sql.insertJsonEachRow(
+      'meter_exchanges',
+      JSON.stringify({
+        workspace_id: a.workspaceId,
+        meter_id: m.id,
+        id: 1,
+        exchanged_at: chTime(base + 9 * H),
+        old_final_value: 900,
+        new_initial_value: 100,
+        created_at: chTime(Date.now()),
+      }),
+    )
+    const q = {
       meter_id: m.id,
-      id: 1,
-      exchanged_at: chTime(base + 9 * H),
-      old_final_value: 900,
-      new_initial_value: 100,
-      created_at: chTime(Date.now()),
-    }),
-  )
-  const q = { meter_id: m.id, derive: 'consumption', from: '2025-06-01T00:00:00Z', to: '2025-06-01T12:00:00Z' }
-  const r = await get(q)
-  t.equal(r.status, 200)
-  const rows = r.body.data
-  t.same(
-    rows.map((x: any) => [x.period_start.slice(11, 16), x.period_end.slice(11, 16), x.consumption === null ? null : +x.consumption.toFixed(9), x.gap, x.rollover, x.exchange, x.unknown, x.interpolated]),
-    [
-      ['00:00', '01:00', 2, false, false, false, false, false],
-      ['01:00', '04:00', 3, true, false, false, false, false],
-      ['04:00', '05:00', 3, false, false, false, false, false],
-      ['05:00', '06:00', 2, false, true, false, false, false],
-      ['06:00', '07:00', null, false, false, false, true, false],
-      ['07:00', '08:00', 0.2, false, false, false, false, false],
-      ['08:00', '10:00', 0.3, true, false, true, false, false],
-    ],
-  )
-  t.equal(rows[0].unit, 'kwh')
-  t.equal(r.body.meta.total, 7)
-  const lin = await get({ ...q, interpolate: 'linear' })
-  const slots = lin.body.data.filter((x: any) => x.interpolated)
-  t.equal(slots.length, 5, 'three 1-hour slots for the 3-hour gap, two for the exchange gap')
-  t.equal(slots.slice(0, 3).reduce((n: number, x: any) => n + x.consumption, 0), 3, 'slots sum to the bridged delta')
-  t.ok(lin.body.data.every((x: any) => x.consumption !== null || x.unknown))
-  const paged = await get({ ...q, per_page: 2, page: 2 })
-  t.same(paged.body.meta, { current_page: 2, per_page: 2, total: 7, last_page: 4 })
-  t.equal(paged.body.data[0].period_start, rows[2].period_start)
-})
+      derive: 'consumption',
+      from: '2025-06-01T00:00:00Z',
+      to: '2025-06-01T12:00:00Z',
+    }
+    const r = await get(q)
+    t.equal(r.status, 200)
+    const rows = r.body.data
+    t.same(
+      rows.map((x: any) => [
+        x.period_start.slice(11, 16),
+        x.period_end.slice(11, 16),
+        x.consumption === null ? null : +x.consumption.toFixed(9),
+        x.gap,
+        x.rollover,
+        x.exchange,
+        x.unknown,
+        x.interpolated,
+      ]),
+      [
+        ['00:00', '01:00', 2, false, false, false, false, false],
+        ['01:00', '04:00', 3, true, false, false, false, false],
+        ['04:00', '05:00', 3, false, false, false, false, false],
+        ['05:00', '06:00', 2, false, true, false, false, false],
+        ['06:00', '07:00', null, false, false, false, true, false],
+        ['07:00', '08:00', 0.2, false, false, false, false, false],
+        ['08:00', '10:00', 0.3, true, false, true, false, false],
+      ],
+    )
+    t.equal(rows[0].unit, 'kwh')
+    t.equal(r.body.meta.total, 7)
+    const lin = await get({ ...q, interpolate: 'linear' })
+    const slots = lin.body.data.filter((x: any) => x.interpolated)
+    t.equal(slots.length, 5, 'three 1-hour slots for the 3-hour gap, two for the exchange gap')
+    t.equal(
+      slots.slice(0, 3).reduce((n: number, x: any) => n + x.consumption, 0),
+      3,
+      'slots sum to the bridged delta',
+    )
+    t.ok(lin.body.data.every((x: any) => x.consumption !== null || x.unknown))
+    const paged = await get({ ...q, per_page: 2, page: 2 })
+    t.same(paged.body.meta, { current_page: 2, per_page: 2, total: 7, last_page: 4 })
+    t.equal(paged.body.data[0].period_start, rows[2].period_start)
+  },
+)
 
 t.test('derive: exchange without both baselines is unknown', async (t) => {
   const m = await createMeter(s, a.token, { meter_identifier: 'drv2', unit: 'kwh' })
@@ -403,38 +607,89 @@ t.test('derive: exchange without both baselines is unknown', async (t) => {
   ])
   await s.app.services.store.sql.insertJsonEachRow(
     'meter_exchanges',
-    JSON.stringify({ workspace_id: a.workspaceId, meter_id: m.id, id: 2, exchanged_at: chTime(base + H / 2), old_final_value: 12, new_initial_value: null, created_at: chTime(Date.now()) }),
+    JSON.stringify({
+      workspace_id: a.workspaceId,
+      meter_id: m.id,
+      id: 2,
+      exchanged_at: chTime(base + H / 2),
+      old_final_value: 12,
+      new_initial_value: null,
+      created_at: chTime(Date.now()),
+    }),
   )
-  const r = await get({ meter_id: m.id, derive: 'consumption', from: '2025-06-02T00:00:00Z', to: '2025-06-02T02:00:00Z' })
+  const r = await get({
+    meter_id: m.id,
+    derive: 'consumption',
+    from: '2025-06-02T00:00:00Z',
+    to: '2025-06-02T02:00:00Z',
+  })
   t.match(r.body.data, [{ consumption: null, unknown: true, exchange: true }])
 })
 
-t.test('many dirty hours (beyond the per-query list) fall back to the raw readings, still exact', async (t) => {
-  const m = await createMeter(s, a.token, { meter_identifier: 'dirty-many', unit: 'kwh' })
-  const base = Date.parse('2024-07-01T00:00:00Z')
-  const rows = Array.from({ length: 5100 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 2 }))
-  await insertReadings(s, a.workspaceId, rows)
-  await insertReadings(s, a.workspaceId, rows.map((r) => ({ ...r, flags: ['implausible_rate'] })))
-  const r = await get({ meter_id: m.id, aggregate: 'daily', from: '2024-07-01T00:00:00Z', to: '2025-01-31T00:00:00Z', per_page: 1000 })
-  t.equal(r.status, 200)
-  t.equal(r.body.data.reduce((n: number, b: any) => n + b.reading_count, 0), 5100)
-  t.equal(r.body.data.reduce((n: number, b: any) => n + b.sum, 0), 10200)
-  t.equal(r.body.data[0].reading_count, 24)
-})
+t.test(
+  'many dirty hours (beyond the per-query list) fall back to the raw readings, still exact',
+  async (t) => {
+    const m = await createMeter(s, a.token, { meter_identifier: 'dirty-many', unit: 'kwh' })
+    const base = Date.parse('2024-07-01T00:00:00Z')
+    const rows = Array.from({ length: 5100 }, (_, i) => ({
+      meter: m.id,
+      at: base + i * H,
+      value: 2,
+    }))
+    await insertReadings(s, a.workspaceId, rows)
+    await insertReadings(
+      s,
+      a.workspaceId,
+      rows.map((r) => ({ ...r, flags: ['implausible_rate'] })),
+    )
+    const r = await get({
+      meter_id: m.id,
+      aggregate: 'daily',
+      from: '2024-07-01T00:00:00Z',
+      to: '2025-01-31T00:00:00Z',
+      per_page: 1000,
+    })
+    t.equal(r.status, 200)
+    t.equal(
+      r.body.data.reduce((n: number, b: any) => n + b.reading_count, 0),
+      5100,
+    )
+    t.equal(
+      r.body.data.reduce((n: number, b: any) => n + b.sum, 0),
+      10200,
+    )
+    t.equal(r.body.data[0].reading_count, 24)
+  },
+)
 
 t.test('aggregates never show readings pruned by retention', async (t) => {
   const w = await s.tenant({ workspace: { retention_days: 30 } })
   const m = await createMeter(s, w.token, { meter_identifier: 'ret', unit: 'kwh' })
   // NOW − 30 days = 2025-05-16T12:00Z; readings on both sides of the cut-off.
   const base = Date.parse('2025-05-14T00:00:00Z')
-  await insertReadings(s, w.workspaceId, Array.from({ length: 96 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })))
-  const q = { meter_id: m.id, aggregate: 'daily', from: '2025-05-14T00:00:00Z', to: '2025-05-17T23:59:59Z' }
+  await insertReadings(
+    s,
+    w.workspaceId,
+    Array.from({ length: 96 }, (_, i) => ({ meter: m.id, at: base + i * H, value: 1 })),
+  )
+  const q = {
+    meter_id: m.id,
+    aggregate: 'daily',
+    from: '2025-05-14T00:00:00Z',
+    to: '2025-05-17T23:59:59Z',
+  }
   const before = await get(q, w.token)
-  t.same(before.body.data.map((b: any) => b.reading_count), [24, 24, 24, 24])
+  t.same(
+    before.body.data.map((b: any) => b.reading_count),
+    [24, 24, 24, 24],
+  )
   await s.admin('POST', '/scheduler/run')
   const after = await get(q, w.token)
-  t.same(after.body.data.map((b: any) => [b.bucket_start, b.reading_count]), [
-    ['2025-05-16 00:00:00', 12], // 12:00Z onwards survives the cut-off
-    ['2025-05-17 00:00:00', 24],
-  ])
+  t.same(
+    after.body.data.map((b: any) => [b.bucket_start, b.reading_count]),
+    [
+      ['2025-05-16 00:00:00', 12], // 12:00Z onwards survives the cut-off
+      ['2025-05-17 00:00:00', 24],
+    ],
+  )
 })

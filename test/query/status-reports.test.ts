@@ -16,20 +16,51 @@ t.test('newest first, row shape, leak appearing and clearing is two rows', async
   const n = await createMeter(s, a.token, { meter_identifier: 'st-2' })
   await insertStatus(s, a.workspaceId, m.id, '2025-06-14T08:00:00Z', ['LEAK'], ['leak'])
   await insertStatus(s, a.workspaceId, m.id, '2025-06-14T09:00:00Z', [], [])
-  await insertStatus(s, a.workspaceId, n.id, '2025-06-14T08:30:00Z', ['BATT', 'XYZ'], ['low_battery', 'error'])
+  await insertStatus(
+    s,
+    a.workspaceId,
+    n.id,
+    '2025-06-14T08:30:00Z',
+    ['BATT', 'XYZ'],
+    ['low_battery', 'error'],
+  )
   await insertStatus(s, a.workspaceId, m.id, '2025-06-14T09:00:00Z', [], []) // replay
   await insertStatus(s, a.workspaceId, m.id, '2025-05-01T00:00:00Z', ['LEAK'], ['leak']) // outside default window
   const r = await get({})
   t.equal(r.status, 200)
   t.same(r.body.data, [
-    { meter_id: m.id, meter_identifier: 'st-1', raw_flags: [], statuses: [], reported_at: '2025-06-14T09:00:00.000Z' },
-    { meter_id: n.id, meter_identifier: 'st-2', raw_flags: ['BATT', 'XYZ'], statuses: ['low_battery', 'error'], reported_at: '2025-06-14T08:30:00.000Z' },
-    { meter_id: m.id, meter_identifier: 'st-1', raw_flags: ['LEAK'], statuses: ['leak'], reported_at: '2025-06-14T08:00:00.000Z' },
+    {
+      meter_id: m.id,
+      meter_identifier: 'st-1',
+      raw_flags: [],
+      statuses: [],
+      reported_at: '2025-06-14T09:00:00.000Z',
+    },
+    {
+      meter_id: n.id,
+      meter_identifier: 'st-2',
+      raw_flags: ['BATT', 'XYZ'],
+      statuses: ['low_battery', 'error'],
+      reported_at: '2025-06-14T08:30:00.000Z',
+    },
+    {
+      meter_id: m.id,
+      meter_identifier: 'st-1',
+      raw_flags: ['LEAK'],
+      statuses: ['leak'],
+      reported_at: '2025-06-14T08:00:00.000Z',
+    },
   ])
   t.same(r.body.meta, { current_page: 1, per_page: 100, total: 3, last_page: 1 })
   const one = await get({ meter_id: n.id })
   t.equal(one.body.data.length, 1)
-  const wide = await get({ meter_id: m.id, from: '2025-05-01T00:00:00Z', to: '2025-06-15T00:00:00Z', per_page: 2, page: 2 })
+  const wide = await get({
+    meter_id: m.id,
+    from: '2025-05-01T00:00:00Z',
+    to: '2025-06-15T00:00:00Z',
+    per_page: 2,
+    page: 2,
+  })
   t.same(wide.body.meta, { current_page: 2, per_page: 2, total: 3, last_page: 2 })
   t.equal(wide.body.data[0].reported_at, '2025-05-01T00:00:00.000Z')
   t.same((await get({}, other.token)).body.data, [], 'other tenants see nothing')
@@ -51,9 +82,18 @@ t.test('bad parameters are 422 naming them; auth', async (t) => {
     t.equal(r.status, 422, JSON.stringify(q))
     t.ok(r.body.errors?.[f], `${JSON.stringify(q)} names ${f}`)
   }
-  t.equal((await get({ meter_id: m.id }, other.token)).status, 422, "another workspace's meter is unknown")
+  t.equal(
+    (await get({ meter_id: m.id }, other.token)).status,
+    422,
+    "another workspace's meter is unknown",
+  )
   t.equal((await s.call('GET', '/api/v1/statusReports')).status, 401)
   const user = await s.admin('POST', `/workspaces/${a.workspaceId}/users`, { email: 'q@x.io' })
-  const tok = (await s.admin('POST', `/workspaces/${a.workspaceId}/tokens`, { user_id: user.data.id, scopes: ['data:report'] })).data.token
+  const tok = (
+    await s.admin('POST', `/workspaces/${a.workspaceId}/tokens`, {
+      user_id: user.data.id,
+      scopes: ['data:report'],
+    })
+  ).data.token
   t.equal((await get({}, tok)).status, 403)
 })
