@@ -10,7 +10,11 @@ import { latestStatuses, type LatestStatus } from '../store/status.js'
 export interface MeterHistory {
   window: TimelineReading[]
   latest: { consumption: number; saldo: number }
-  exchanges: { exchanged_at: number; old_final_value: number | null; new_initial_value: number | null }[]
+  exchanges: {
+    exchanged_at: number
+    old_final_value: number | null
+    new_initial_value: number | null
+  }[]
   status: LatestStatus | null
 }
 
@@ -59,7 +63,15 @@ export function timelineReading(r: {
 }
 
 export class HistoryLoader {
-  private queue = new Map<string, { ws: number; ids: number[]; waiters: Map<number, ((h: MeterHistory) => void)[]>; fail: ((e: unknown) => void)[] }>()
+  private queue = new Map<
+    string,
+    {
+      ws: number
+      ids: number[]
+      waiters: Map<number, ((h: MeterHistory) => void)[]>
+      fail: ((e: unknown) => void)[]
+    }
+  >()
   private scheduled = false
 
   constructor(private readonly sql: Sql) {}
@@ -138,7 +150,11 @@ export class HistoryLoader {
   }
 
   /** Which of these (kind, recorded_at) of one meter are stored already. */
-  async existing(ws: number, meterId: number, keys: { kind: string; t: number }[]): Promise<Set<string>> {
+  async existing(
+    ws: number,
+    meterId: number,
+    keys: { kind: string; t: number }[],
+  ): Promise<Set<string>> {
     if (!keys.length) return new Set()
     const rows = await this.sql.query<{ kind: string; recorded_at: string }>(
       `SELECT DISTINCT kind, recorded_at FROM readings
@@ -149,7 +165,12 @@ export class HistoryLoader {
   }
 
   /** Valid readings around t (both kinds): `n` before and `n` at or after. */
-  async neighbourhood(ws: number, meterId: number, t: number, n: number): Promise<TimelineReading[]> {
+  async neighbourhood(
+    ws: number,
+    meterId: number,
+    t: number,
+    n: number,
+  ): Promise<TimelineReading[]> {
     const p = { ws, m: meterId, t: chTime(t) }
     const base = `SELECT kind, recorded_at, canonical_value, quality_flags FROM readings FINAL
       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${VALID}`
@@ -163,7 +184,11 @@ export class HistoryLoader {
   }
 
   /** Full stored rows (newest version) for re-versioning readings whose flags changed. */
-  async rows(ws: number, meterId: number, keys: { kind: string; t: number }[]): Promise<StoredReadingRow[]> {
+  async rows(
+    ws: number,
+    meterId: number,
+    keys: { kind: string; t: number }[],
+  ): Promise<StoredReadingRow[]> {
     if (!keys.length) return []
     return this.sql.query<StoredReadingRow>(
       `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${KEY_FILTER}`,

@@ -39,7 +39,11 @@ export interface ActorEnv {
 
 export interface MeterLocks {
   /** Runs `fn` holding the meter's lock; `changed` says whether another instance wrote since `seen`. */
-  withLock<T>(meterId: number, seen: number | null, fn: (changed: boolean) => Promise<T>): Promise<{ result: T; seen: number | null }>
+  withLock<T>(
+    meterId: number,
+    seen: number | null,
+    fn: (changed: boolean) => Promise<T>,
+  ): Promise<{ result: T; seen: number | null }>
 }
 
 const key = (kind: string, t: number) => `${kind}:${t}`
@@ -79,7 +83,8 @@ export class MeterActor {
 
   private context(exchanges: MeterHistory['exchanges']): MeterQualityContext {
     const m = this.meter
-    const canon = (v: number | null) => (v === null ? null : isUnit(m.unit) ? toCanonical(v, m.unit) : v)
+    const canon = (v: number | null) =>
+      v === null ? null : isUnit(m.unit) ? toCanonical(v, m.unit) : v
     return {
       rolloverMax: canon(m.rollover_max),
       expectedIntervalMinutes: m.expected_interval_minutes,
@@ -97,7 +102,9 @@ export class MeterActor {
     const h = await this.env.history.load(this.meter.workspace_id, this.meter.id)
     this.exchanges = h.exchanges
     this.latest = { ...h.latest }
-    this.status = h.status ? { statuses: h.status.statuses, reportedAt: Date.parse(h.status.reported_at) } : null
+    this.status = h.status
+      ? { statuses: h.status.statuses, reportedAt: Date.parse(h.status.reported_at) }
+      : null
     this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
     return this.timeline
   }
@@ -117,7 +124,9 @@ export class MeterActor {
     const tl = this.timeline ?? (await this.hydrate())
     const ws = meter.workspace_id
     const verdicts = new Map<number, ActorVerdict>()
-    const sorted = [...readings].sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
+    const sorted = [...readings].sort(
+      (a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1),
+    )
 
     // Duplicates: same identity twice in this request, in the window, or (older than the
     // newest stored of its kind and outside the window) in ClickHouse.
@@ -153,7 +162,14 @@ export class MeterActor {
         // A late reading needs its neighbours in the window for exact flags.
         if (!tl.isAppend(r.kind, r.recordedAt)) {
           const n = tl.neighbourhood(r.kind, r.recordedAt)
-          tl.load(await this.env.history.neighbourhood(ws, meter.id, r.recordedAt, Math.max(n.before, n.after)))
+          tl.load(
+            await this.env.history.neighbourhood(
+              ws,
+              meter.id,
+              r.recordedAt,
+              Math.max(n.before, n.after),
+            ),
+          )
         }
         const c: Canonical =
           r.unit !== null && isUnit(r.unit)
@@ -199,7 +215,9 @@ export class MeterActor {
         }
       }
       for (const old of await this.env.history.rows(ws, meter.id, restate)) {
-        const flags = changed.get(key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')))
+        const flags = changed.get(
+          key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')),
+        )
         if (!flags) continue
         rows.set(`restate:${old.kind}:${old.recorded_at}`, {
           ...old,
@@ -227,7 +245,11 @@ export class MeterActor {
           }) + '\n'
         statusCount++
         if (!newest || r.recordedAt >= newest.reportedAt)
-          newest = { statuses: r.status.statuses, reportedAt: r.recordedAt, rawFlags: r.status.rawFlags }
+          newest = {
+            statuses: r.status.statuses,
+            reportedAt: r.recordedAt,
+            rawFlags: r.status.rawFlags,
+          }
       }
 
       let body = ''
@@ -238,7 +260,8 @@ export class MeterActor {
       ])
 
       for (const r of created)
-        if (verdicts.get(r.ref) === 'created' && r.recordedAt > this.latest[r.kind]) this.latest[r.kind] = r.recordedAt
+        if (verdicts.get(r.ref) === 'created' && r.recordedAt > this.latest[r.kind])
+          this.latest[r.kind] = r.recordedAt
       tl.trim(NEIGHBOURHOOD)
 
       if (newest && (!this.status || newest.reportedAt > this.status.reportedAt)) {

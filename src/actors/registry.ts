@@ -22,7 +22,11 @@ export class ActorRegistry {
     return d
   }
 
-  handle(meter: Meter, readings: ActorReading[], fresh: boolean): Promise<Map<number, ActorVerdict>> {
+  handle(
+    meter: Meter,
+    readings: ActorReading[],
+    fresh: boolean,
+  ): Promise<Map<number, ActorVerdict>> {
     let actor = this.actors.get(meter.id)
     if (actor) this.actors.delete(meter.id)
     else actor = new MeterActor(meter, this.env, fresh)

@@ -13,7 +13,11 @@ export function registerReport(router: Router, s: Services): void {
       throw validationError({ body: ['The body must be an object with a readings array.'] })
     if (!Array.isArray(body.readings))
       throw validationError({
-        readings: [body.readings === undefined ? 'The readings field is required.' : 'The readings field must be an array.'],
+        readings: [
+          body.readings === undefined
+            ? 'The readings field is required.'
+            : 'The readings field must be an array.',
+        ],
       })
     const outcome = await s.ingest.ingest({
       workspaceId: p.workspaceId,

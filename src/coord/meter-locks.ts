@@ -22,7 +22,11 @@ export class CoordMeterLocks implements MeterLocks {
   ): Promise<{ result: T; seen: number | null }> {
     const name = `meter:${meterId}`
     const started = Date.now()
-    for (let delay = 2; !(await this.coord.lease(name, this.owner, this.ttlMs)); delay = Math.min(delay * 2, 50)) {
+    for (
+      let delay = 2;
+      !(await this.coord.lease(name, this.owner, this.ttlMs));
+      delay = Math.min(delay * 2, 50)
+    ) {
       if (Date.now() - started > this.waitMs)
         throw apiError('Unavailable', `Meter ${meterId} is busy on another instance; retry.`)
       await new Promise((r) => setTimeout(r, delay))

@@ -87,7 +87,10 @@ export class RedisCoord implements Coord {
     try {
       return await fn()
     } catch (err) {
-      throw apiError('Unavailable', `Coordination store (Redis) unavailable: ${(err as Error).message}`)
+      throw apiError(
+        'Unavailable',
+        `Coordination store (Redis) unavailable: ${(err as Error).message}`,
+      )
     }
   }
 

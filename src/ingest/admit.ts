@@ -26,7 +26,11 @@ export interface AdmitDeps {
   outbox: Outbox
 }
 
-export async function admitBatch(deps: AdmitDeps, ws: number, items: PreparedItem[]): Promise<AdmittedItem[]> {
+export async function admitBatch(
+  deps: AdmitDeps,
+  ws: number,
+  items: PreparedItem[],
+): Promise<AdmittedItem[]> {
   let workspace: Workspace | null | undefined
   const resolved = new Map<string, { meter: Meter; created: boolean } | { refused: ItemStatus }>()
 
@@ -58,7 +62,10 @@ export async function admitBatch(deps: AdmitDeps, ws: number, items: PreparedIte
           wmbus_key: null,
         },
         async (): Promise<ItemStatus | null> => {
-          if (w.plan_meter_limit !== null && (await deps.meters.countOperational(ws)) >= w.plan_meter_limit)
+          if (
+            w.plan_meter_limit !== null &&
+            (await deps.meters.countOperational(ws)) >= w.plan_meter_limit
+          )
             return 'rejected_plan_limit'
           const cap = await deps.coord.take(`provision:${ws}`, w.provision_cap_per_hour, 3_600_000)
           return cap.ok ? null : 'rejected_provision_limit'
@@ -96,7 +103,13 @@ export async function admitBatch(deps: AdmitDeps, ws: number, items: PreparedIte
   return items.map((it) => {
     const r = resolved.get(it.identifier)!
     if ('refused' in r)
-      return { item: it, meter: null, created: false, readings: [], rejection: { status: r.refused } }
+      return {
+        item: it,
+        meter: null,
+        created: false,
+        readings: [],
+        rejection: { status: r.refused },
+      }
     const { meter, created } = r
     if (!isOperational(meter.lifecycle_state))
       return {
@@ -104,7 +117,10 @@ export async function admitBatch(deps: AdmitDeps, ws: number, items: PreparedIte
         meter,
         created,
         readings: [],
-        rejection: { status: 'rejected_meter_retired', reason: `meter is ${meter.lifecycle_state}` },
+        rejection: {
+          status: 'rejected_meter_retired',
+          reason: `meter is ${meter.lifecycle_state}`,
+        },
       }
     if (it.rejection) return { item: it, meter, created, readings: [], rejection: it.rejection }
     if (it.pulse) {
@@ -114,14 +130,21 @@ export async function admitBatch(deps: AdmitDeps, ws: number, items: PreparedIte
           meter,
           created,
           readings: [],
-          rejection: { status: 'rejected_unconfigured', reason: 'meter has no pulse weight configured' },
+          rejection: {
+            status: 'rejected_unconfigured',
+            reason: 'meter has no pulse weight configured',
+          },
         }
       const readings: PreparedReading[] = []
       const unit = meter.pulse_unit
       if (it.pulse.pulses !== undefined)
         readings.push({ kind: 'saldo', value: it.pulse.pulses * meter.pulse_weight, unit })
       if (it.pulse.pulse_delta !== undefined)
-        readings.push({ kind: 'consumption', value: it.pulse.pulse_delta * meter.pulse_weight, unit })
+        readings.push({
+          kind: 'consumption',
+          value: it.pulse.pulse_delta * meter.pulse_weight,
+          unit,
+        })
       return { item: it, meter, created, readings }
     }
     return { item: it, meter, created, readings: it.readings }

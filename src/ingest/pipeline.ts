@@ -27,7 +27,15 @@ export interface PipelineDeps {
   onOutcome?: (ws: number, source: IngestRequest['source'], outcome: IngestOutcome) => void
 }
 
-const CANONICAL_STATUSES = new Set(['leak', 'burst', 'dry', 'reverse', 'tamper', 'low_battery', 'error'])
+const CANONICAL_STATUSES = new Set([
+  'leak',
+  'burst',
+  'dry',
+  'reverse',
+  'tamper',
+  'low_battery',
+  'error',
+])
 
 /** Raw flags → canonical statuses through the profile; an unknown flag is `error`. */
 function mapStatuses(it: PreparedItem): string[] {
@@ -53,14 +61,22 @@ export class IngestPipeline implements Ingest {
     // Readings per meter, each tagged with its item so answers go back in request order.
     const perMeter = new Map<
       number,
-      { meter: NonNullable<(typeof admitted)[number]['meter']>; fresh: boolean; readings: ActorReading[] }
+      {
+        meter: NonNullable<(typeof admitted)[number]['meter']>
+        fresh: boolean
+        readings: ActorReading[]
+      }
     >()
     const owner: number[] = []
     admitted.forEach((a, idx) => {
       if (a.rejection || !a.meter || a.readings.length === 0) return
-      const statuses = a.item.rawFlags !== null ? { rawFlags: a.item.rawFlags, statuses: mapStatuses(a.item) } : null
+      const statuses =
+        a.item.rawFlags !== null
+          ? { rawFlags: a.item.rawFlags, statuses: mapStatuses(a.item) }
+          : null
       let group = perMeter.get(a.meter.id)
-      if (!group) perMeter.set(a.meter.id, (group = { meter: a.meter, fresh: a.created, readings: [] }))
+      if (!group)
+        perMeter.set(a.meter.id, (group = { meter: a.meter, fresh: a.created, readings: [] }))
       a.readings.forEach((r, j) => {
         owner.push(idx)
         group!.readings.push({
@@ -93,7 +109,11 @@ export class IngestPipeline implements Ingest {
     let duplicates = 0
     let rejected = 0
     admitted.forEach((a, idx) => {
-      const base = { meter: a.item.identifier, kind: a.item.kind, recorded_at: a.item.recordedAtText }
+      const base = {
+        meter: a.item.identifier,
+        kind: a.item.kind,
+        recorded_at: a.item.recordedAtText,
+      }
       if (a.rejection) {
         rejected++
         const r: ItemResult = { ...base, status: a.rejection.status }

@@ -3,7 +3,12 @@
 // the profile says so). Any schema violation is one 422 for the whole batch.
 import { validationError, type FieldErrors } from '../errors.js'
 import { compile, fieldErrors } from '../http/validate.js'
-import { inspectTelegram, type DecoderPool, type FrameLayout, type TelegramOutcome } from '../decode/index.js'
+import {
+  inspectTelegram,
+  type DecoderPool,
+  type FrameLayout,
+  type TelegramOutcome,
+} from '../decode/index.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { Meter, MeterRepo } from '../store/meters.js'
 import type { Profile, ProfileRepo } from '../store/profiles.js'
@@ -46,8 +51,10 @@ export interface PreparedItem {
   rejection?: { status: ItemStatus; reason?: string }
   /** Kept on the stored reading. */
   rawPayload: string
-  /** Encrypted telegram bytes awaiting the meter's key (decoded after lookup). */
+  /** Telegram awaiting decoding with the meter's key (if any). */
   telegram?: { hex: string; encrypted: boolean }
+  /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
+  frame?: string
 }
 
 export interface PrepareDeps {
@@ -74,7 +81,9 @@ export async function prepareBatch(
     throw validationError({ [prefix]: [`The ${prefix} field must contain at least one item.`] })
   if (items.length > deps.maxItems)
     throw validationError({
-      [prefix]: [`The ${prefix} field may contain at most ${deps.maxItems} items (got ${items.length}).`],
+      [prefix]: [
+        `The ${prefix} field may contain at most ${deps.maxItems} items (got ${items.length}).`,
+      ],
     })
 
   const errors: FieldErrors = {}
@@ -106,7 +115,10 @@ export async function prepareBatch(
       continue
     }
     if (recordedAt > now + FUTURE_TOLERANCE_MS) {
-      add(`${key}.recorded_at`, 'The recorded_at field must not lie more than 5 minutes in the future.')
+      add(
+        `${key}.recorded_at`,
+        'The recorded_at field must not lie more than 5 minutes in the future.',
+      )
       continue
     }
     if (typeof item.value === 'number' && !Number.isFinite(item.value)) {
@@ -120,7 +132,11 @@ export async function prepareBatch(
     let inspection: ReturnType<typeof inspectTelegram> | null = null
     if (hasPayload && (declaredKey === 'wmbus_oms' || identifier === undefined)) {
       const payload = item.payload as Record<string, unknown>
-      if (declaredKey === 'wmbus_oms' && typeof payload === 'object' && typeof payload.telegram === 'string') {
+      if (
+        declaredKey === 'wmbus_oms' &&
+        typeof payload === 'object' &&
+        typeof payload.telegram === 'string'
+      ) {
         inspection = inspectTelegram(payload.telegram)
         if (!inspection.ok) {
           add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
@@ -130,7 +146,10 @@ export async function prepareBatch(
       }
     }
     if (identifier === undefined) {
-      add(`${key}.meter`, 'The meter field is required unless the profile derives it from the payload (wmbus_oms).')
+      add(
+        `${key}.meter`,
+        'The meter field is required unless the profile derives it from the payload (wmbus_oms).',
+      )
       continue
     }
 
@@ -152,7 +171,10 @@ export async function prepareBatch(
       }
       const earlier = batchProfiles.get(identifier)
       if (earlier && earlier !== declaredKey) {
-        add(`${key}.profile`, `Profile ${declaredKey} contradicts profile ${earlier} declared earlier in this batch for meter ${identifier}.`)
+        add(
+          `${key}.profile`,
+          `Profile ${declaredKey} contradicts profile ${earlier} declared earlier in this batch for meter ${identifier}.`,
+        )
         continue
       }
       batchProfiles.set(identifier, declaredKey)
@@ -161,9 +183,10 @@ export async function prepareBatch(
         profile = (await deps.profiles.get(ws, declaredKey, meter.profile_version)) ?? profile
     } else {
       const assigned = batchProfiles.get(identifier) ?? meter?.profile_key ?? 'generic'
-      profile = meter && assigned === meter.profile_key
-        ? await deps.profiles.get(ws, meter.profile_key, meter.profile_version)
-        : await deps.profiles.get(ws, assigned)
+      profile =
+        meter && assigned === meter.profile_key
+          ? await deps.profiles.get(ws, meter.profile_key, meter.profile_version)
+          : await deps.profiles.get(ws, assigned)
       profile ??= await deps.profiles.get(ws, 'generic')
     }
 
@@ -189,7 +212,9 @@ export async function prepareBatch(
       prepared.push({
         ...base,
         kind: item.kind as Kind,
-        readings: [{ kind: item.kind as Kind, value: item.value as number, unit: item.unit as Unit }],
+        readings: [
+          { kind: item.kind as Kind, value: item.value as number, unit: item.unit as Unit },
+        ],
       })
       continue
     }
@@ -247,10 +272,19 @@ export async function prepareBatch(
     const kind: Kind = p.kind ?? 'saldo'
     if (p.decoder) {
       if (typeof payload !== 'string') {
-        add(`${key}.payload`, `Profile ${p.key} takes one ${(p.decoder as FrameLayout).encoding} encoded frame.`)
+        add(
+          `${key}.payload`,
+          `Profile ${p.key} takes one ${(p.decoder as FrameLayout).encoding} encoded frame.`,
+        )
         continue
       }
-      prepared.push({ ...base, kind, readings: [{ kind, value: NaN, unit }], rawFlags: [], frame: payload } as PreparedItem & { frame: string })
+      prepared.push({
+        ...base,
+        kind,
+        readings: [{ kind, value: NaN, unit }],
+        rawFlags: [],
+        frame: payload,
+      })
       continue
     }
     if (!objectCheck.Check(payload)) {
@@ -275,7 +309,8 @@ export async function prepareBatch(
   if (deps.decoder) await decodeTelegrams(deps.decoder, prepared)
   else
     for (const it of prepared)
-      if (it.telegram) it.rejection = { status: 'rejected_undecodable', reason: 'no decoder available' }
+      if (it.telegram)
+        it.rejection = { status: 'rejected_undecodable', reason: 'no decoder available' }
   return prepared
 }
 
@@ -286,25 +321,33 @@ async function decodeFrames(
   prefix: string,
   errors: FieldErrors,
 ): Promise<void> {
-  const groups = new Map<string, (PreparedItem & { frame: string })[]>()
-  for (const it of prepared as (PreparedItem & { frame?: string })[]) {
+  const groups = new Map<string, PreparedItem[]>()
+  for (const it of prepared) {
     if (it.frame === undefined) continue
     const k = `${it.profile.key}@${it.profile.version}`
     if (!groups.has(k)) groups.set(k, [])
-    groups.get(k)!.push(it as PreparedItem & { frame: string })
+    groups.get(k)!.push(it)
   }
   for (const list of groups.values()) {
     const v = validateLayout(list[0]!.profile.decoder)
     if (!v.ok) {
-      for (const it of list) (errors[`${prefix}.${it.index}.payload`] ??= []).push(`Profile ${it.profile.key} has an invalid decoder.`)
+      for (const it of list)
+        (errors[`${prefix}.${it.index}.payload`] ??= []).push(
+          `Profile ${it.profile.key} has an invalid decoder.`,
+        )
       continue
     }
     if (!deps.decoder) throw new Error('decoder pool not available')
-    const outcomes = await deps.decoder.decodeFrames(v.layout, list.map((it) => it.frame))
+    const outcomes = await deps.decoder.decodeFrames(
+      v.layout,
+      list.map((it) => it.frame!),
+    )
     list.forEach((it, j) => {
       const o = outcomes[j]!
       if (!o.ok) {
-        ;(errors[`${prefix}.${it.index}.payload`] ??= []).push(`The frame does not match the layout of profile ${it.profile.key}: ${o.error}.`)
+        ;(errors[`${prefix}.${it.index}.payload`] ??= []).push(
+          `The frame does not match the layout of profile ${it.profile.key}: ${o.error}.`,
+        )
         return
       }
       it.readings[0]!.value = o.value

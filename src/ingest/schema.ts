@@ -28,7 +28,10 @@ export const PayloadItem = Type.Object(
   {
     meter: Type.Optional(Identifier),
     profile: Type.Optional(ProfileKey),
-    payload: Type.Union([Type.Object({}, { additionalProperties: true }), Type.String({ minLength: 1 })]),
+    payload: Type.Union([
+      Type.Object({}, { additionalProperties: true }),
+      Type.String({ minLength: 1 }),
+    ]),
     unit: Type.Optional(UnitName),
     recorded_at: Timestamp,
   },
@@ -53,7 +56,9 @@ export const TelegramPayload = Type.Object(
 export const ObjectPayload = Type.Object(
   {
     value: Finite,
-    status: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 64 })),
+    status: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 64 }),
+    ),
   },
   { additionalProperties: false },
 )

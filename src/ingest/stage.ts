@@ -9,7 +9,9 @@ import type { Services } from '../services.js'
 import type { Stage } from '../stages.js'
 import { IngestPipeline } from './pipeline.js'
 
-export async function buildIngestStage(s: Services): Promise<Stage & { actors: ActorRegistry; decoder: DecoderPool }> {
+export async function buildIngestStage(
+  s: Services,
+): Promise<Stage & { actors: ActorRegistry; decoder: DecoderPool }> {
   // Always the current outbox: the events stage may replace it after we are built.
   const outbox: Outbox = { emit: (ws, event, data) => s.outbox.emit(ws, event, data) }
   const decoder = new DecoderPool({ workers: s.config.WORKERS })
@@ -33,9 +35,9 @@ export async function buildIngestStage(s: Services): Promise<Stage & { actors: A
     onOutcome: (ws, source, outcome) => {
       // reading.rejected: once per delivery, never per reading.
       if (outcome.rejected > 0)
-        outbox.emit(ws, 'reading.rejected', { ...rejectionSummary({ ...outcome, source }) }).catch((err) =>
-          s.log.error({ err }, 'could not emit reading.rejected'),
-        )
+        outbox
+          .emit(ws, 'reading.rejected', { ...rejectionSummary({ ...outcome, source }) })
+          .catch((err) => s.log.error({ err }, 'could not emit reading.rejected'))
     },
   })
   s.ingest = pipeline

@@ -10,7 +10,13 @@ export function parseIsoTimestamp(s: string): number | null {
   const ms = frac ? Number(frac.slice(1, 4).padEnd(3, '0')) : 0
   const base = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +sec!, ms)
   const check = new Date(base)
-  if (check.getUTCMonth() !== +mo! - 1 || check.getUTCDate() !== +d! || +h! > 23 || +mi! > 59 || +sec! > 59)
+  if (
+    check.getUTCMonth() !== +mo! - 1 ||
+    check.getUTCDate() !== +d! ||
+    +h! > 23 ||
+    +mi! > 59 ||
+    +sec! > 59
+  )
     return null
   if (zone === 'Z' || zone === 'z') return base
   const sign = zone[0] === '-' ? -1 : 1

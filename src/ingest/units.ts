@@ -34,5 +34,9 @@ export function canonicalize(value: number, unit: Unit, meterUnit: string | null
   const meterFamily = familyOf(meterUnit)
   if (meterFamily && meterFamily !== FAMILY[unit])
     return { canonicalValue: null, canonicalUnit: null, unitMismatch: true }
-  return { canonicalValue: toCanonical(value, unit), canonicalUnit: FAMILY[unit], unitMismatch: false }
+  return {
+    canonicalValue: toCanonical(value, unit),
+    canonicalUnit: FAMILY[unit],
+    unitMismatch: false,
+  }
 }

@@ -7,12 +7,16 @@ const s = await startTestServer()
 t.teardown(() => s.close())
 const base = Date.now() - 6 * 3600_000
 const at = (min: number) => new Date(base + min * 60_000).toISOString()
-const report = (token: string, readings: unknown[]) => s.call('POST', '/api/v1/reportData', { token, body: { readings } })
-const meterOf = async (ws: number, identifier: string) => s.app.services.meters.byIdentifier(ws, identifier)
+const report = (token: string, readings: unknown[]) =>
+  s.call('POST', '/api/v1/reportData', { token, body: { readings } })
+const meterOf = async (ws: number, identifier: string) =>
+  s.app.services.meters.byIdentifier(ws, identifier)
 
 t.test('unknown meters are provisioned, ungrouped, on generic with needs_review', async (t) => {
   const { token, workspaceId } = await s.tenant()
-  const r = await report(token, [{ meter: 'new-1', kind: 'saldo', value: 5, unit: 'kwh', recorded_at: at(0) }])
+  const r = await report(token, [
+    { meter: 'new-1', kind: 'saldo', value: 5, unit: 'kwh', recorded_at: at(0) },
+  ])
   t.equal(r.status, 201)
   const m = (await meterOf(workspaceId, 'new-1'))!
   t.equal(m.profile_key, 'generic')
@@ -25,7 +29,9 @@ t.test('unknown meters are provisioned, ungrouped, on generic with needs_review'
 t.test('profile assignment table', async (t) => {
   const { token, workspaceId } = await s.tenant()
   // Declared on an unknown meter: provisioned directly on it, nothing to review.
-  let r = await report(token, [{ meter: 'p-1', profile: 'pulse_counter', payload: { pulses: 10 }, recorded_at: at(0) }])
+  let r = await report(token, [
+    { meter: 'p-1', profile: 'pulse_counter', payload: { pulses: 10 }, recorded_at: at(0) },
+  ])
   t.equal(r.status, 200, r.text) // rejected_unconfigured: no pulse weight yet
   t.equal(r.body.results[0].status, 'rejected_unconfigured')
   let m = (await meterOf(workspaceId, 'p-1'))!
@@ -33,7 +39,9 @@ t.test('profile assignment table', async (t) => {
   t.equal(m.profile_needs_review, false)
   // Unconfirmed default upgraded by a declaration.
   await report(token, [{ meter: 'g-1', kind: 'saldo', value: 1, unit: 'kwh', recorded_at: at(0) }])
-  r = await report(token, [{ meter: 'g-1', profile: 'pulse_counter', payload: { pulse_delta: 3 }, recorded_at: at(1) }])
+  r = await report(token, [
+    { meter: 'g-1', profile: 'pulse_counter', payload: { pulse_delta: 3 }, recorded_at: at(1) },
+  ])
   t.equal(r.status, 200)
   m = (await meterOf(workspaceId, 'g-1'))!
   t.equal(m.profile_key, 'pulse_counter')
@@ -50,7 +58,9 @@ t.test('profile assignment table', async (t) => {
 
 t.test('pulse counters: pulses → saldo, pulse_delta → consumption, × weight in unit', async (t) => {
   const { token, workspaceId } = await s.tenant()
-  await report(token, [{ meter: 'pc', profile: 'pulse_counter', payload: { pulses: 1 }, recorded_at: at(0) }])
+  await report(token, [
+    { meter: 'pc', profile: 'pulse_counter', payload: { pulses: 1 }, recorded_at: at(0) },
+  ])
   const m = (await meterOf(workspaceId, 'pc'))!
   await s.app.services.meters.save({ ...m, pulse_weight: 10, pulse_unit: 'l' })
   const r = await report(token, [
@@ -79,21 +89,32 @@ t.test('hourly provisioning cap rejects only creation', async (t) => {
     { meter: 'c1', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(1) },
   ])
   t.equal(r.status, 201)
-  t.same(r.body.results.map((x: any) => x.status), ['created', 'created', 'rejected_provision_limit', 'created'])
+  t.same(
+    r.body.results.map((x: any) => x.status),
+    ['created', 'created', 'rejected_provision_limit', 'created'],
+  )
   t.equal(r.body.rejected, 1)
   t.equal(r.body.accepted, 3)
 })
 
-t.test('plan limit rejects creation with rejected_plan_limit; existing meters still report', async (t) => {
-  const { token } = await s.tenant({ workspace: { plan_meter_limit: 1 } })
-  const r = await report(token, [
-    { meter: 'pl1', kind: 'saldo', value: 1, unit: 'kwh', recorded_at: at(0) },
-    { meter: 'pl2', kind: 'saldo', value: 1, unit: 'kwh', recorded_at: at(0) },
-  ])
-  t.same(r.body.results.map((x: any) => x.status), ['created', 'rejected_plan_limit'])
-  const again = await report(token, [{ meter: 'pl1', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(5) }])
-  t.equal(again.body.results[0].status, 'created')
-})
+t.test(
+  'plan limit rejects creation with rejected_plan_limit; existing meters still report',
+  async (t) => {
+    const { token } = await s.tenant({ workspace: { plan_meter_limit: 1 } })
+    const r = await report(token, [
+      { meter: 'pl1', kind: 'saldo', value: 1, unit: 'kwh', recorded_at: at(0) },
+      { meter: 'pl2', kind: 'saldo', value: 1, unit: 'kwh', recorded_at: at(0) },
+    ])
+    t.same(
+      r.body.results.map((x: any) => x.status),
+      ['created', 'rejected_plan_limit'],
+    )
+    const again = await report(token, [
+      { meter: 'pl1', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(5) },
+    ])
+    t.equal(again.body.results[0].status, 'created')
+  },
+)
 
 t.test('non-operational meters: rejected_meter_retired with the state as reason', async (t) => {
   const { token, workspaceId } = await s.tenant()
@@ -101,7 +122,9 @@ t.test('non-operational meters: rejected_meter_retired with the state as reason'
   const m = (await meterOf(workspaceId, 'ret'))!
   for (const state of ['removed', 'archived', 'inactive']) {
     await s.admin('PUT', `/meters/${m.id}/lifecycle`, { state })
-    const r = await report(token, [{ meter: 'ret', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(10) }])
+    const r = await report(token, [
+      { meter: 'ret', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(10) },
+    ])
     t.equal(r.status, 200)
     t.same(r.body.results[0], {
       meter: 'ret',
@@ -112,7 +135,9 @@ t.test('non-operational meters: rejected_meter_retired with the state as reason'
     })
   }
   await s.admin('PUT', `/meters/${m.id}/lifecycle`, { state: 'active' })
-  const back = await report(token, [{ meter: 'ret', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(10) }])
+  const back = await report(token, [
+    { meter: 'ret', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(10) },
+  ])
   t.equal(back.body.results[0].status, 'created')
 })
 
@@ -132,61 +157,80 @@ t.test('meter.created and reading.rejected go into the outbox', async (t) => {
   t.same(events, ['meter.created', 'reading.rejected'])
 })
 
-t.test('units: wh and l are canonicalised; another family is unit_mismatch with no canonical value', async (t) => {
-  const { token, workspaceId } = await s.tenant()
-  await report(token, [
-    { meter: 'u', kind: 'consumption', value: 1500, unit: 'wh', recorded_at: at(0) },
-    { meter: 'u', kind: 'consumption', value: 2, unit: 'kwh', recorded_at: at(1) },
-    { meter: 'u', kind: 'consumption', value: 3, unit: 'm3', recorded_at: at(2) },
-  ])
-  const m = (await meterOf(workspaceId, 'u'))!
-  const rows = await s.app.services.store.sql.query<any>(
-    `SELECT canonical_value, canonical_unit, quality_flags FROM readings FINAL WHERE meter_id = ${m.id} ORDER BY recorded_at`,
-  )
-  t.same(rows, [
-    { canonical_value: 1.5, canonical_unit: 'kwh', quality_flags: [] },
-    { canonical_value: 2, canonical_unit: 'kwh', quality_flags: [] },
-    { canonical_value: null, canonical_unit: null, quality_flags: ['unit_mismatch'] },
-  ])
-})
+t.test(
+  'units: wh and l are canonicalised; another family is unit_mismatch with no canonical value',
+  async (t) => {
+    const { token, workspaceId } = await s.tenant()
+    await report(token, [
+      { meter: 'u', kind: 'consumption', value: 1500, unit: 'wh', recorded_at: at(0) },
+      { meter: 'u', kind: 'consumption', value: 2, unit: 'kwh', recorded_at: at(1) },
+      { meter: 'u', kind: 'consumption', value: 3, unit: 'm3', recorded_at: at(2) },
+    ])
+    const m = (await meterOf(workspaceId, 'u'))!
+    const rows = await s.app.services.store.sql.query<any>(
+      `SELECT canonical_value, canonical_unit, quality_flags FROM readings FINAL WHERE meter_id = ${m.id} ORDER BY recorded_at`,
+    )
+    t.same(rows, [
+      { canonical_value: 1.5, canonical_unit: 'kwh', quality_flags: [] },
+      { canonical_value: 2, canonical_unit: 'kwh', quality_flags: [] },
+      { canonical_value: null, canonical_unit: null, quality_flags: ['unit_mismatch'] },
+    ])
+  },
+)
 
 t.test('raw payload is kept on the stored reading', async (t) => {
   const { token, workspaceId } = await s.tenant()
   const item = { meter: 'raw', kind: 'saldo', value: 9, unit: 'kwh', recorded_at: at(0) }
   await report(token, [item])
   const m = (await meterOf(workspaceId, 'raw'))!
-  const [row] = await s.app.services.store.sql.query<any>(`SELECT raw_payload FROM readings WHERE meter_id = ${m.id}`)
+  const [row] = await s.app.services.store.sql.query<any>(
+    `SELECT raw_payload FROM readings WHERE meter_id = ${m.id}`,
+  )
   t.same(JSON.parse(row.raw_payload), item)
 })
 
-t.test('workspace object profile: status mapped through status_map, unknown flag → error', async (t) => {
-  const { token, workspaceId } = await s.tenant()
-  const sub = await s.admin('POST', `/workspaces/${workspaceId}/event-subscriptions`, {
-    url: 'http://127.0.0.1:9/hook',
-    events: ['meter.status_changed'],
-  })
-  await s.admin('POST', `/workspaces/${workspaceId}/profiles`, {
-    key: 'acme',
-    name: 'Acme',
-    kind: 'saldo',
-    unit: 'm3',
-    status_map: { LK: 'leak', BAT: 'low_battery' },
-  })
-  const send = (min: number, status: string[]) =>
-    report(token, [{ meter: 'ac', profile: 'acme', payload: { value: 10 + min, status }, recorded_at: at(min) }])
-  t.equal((await send(0, ['LK', 'WEIRD'])).status, 201)
-  await send(1, ['WEIRD', 'LK'])
-  await send(2, [])
-  const m = (await meterOf(workspaceId, 'ac'))!
-  const rows = await s.app.services.store.sql.query<any>(
-    `SELECT raw_flags, arraySort(statuses) AS statuses FROM status_reports FINAL WHERE meter_id = ${m.id} ORDER BY reported_at`,
-  )
-  t.same(rows, [
-    { raw_flags: ['LK', 'WEIRD'], statuses: ['error', 'leak'] },
-    { raw_flags: ['WEIRD', 'LK'], statuses: ['error', 'leak'] },
-    { raw_flags: [], statuses: [] },
-  ])
-  await new Promise((r) => setTimeout(r, 100))
-  const d = await s.admin('GET', `/event-subscriptions/${sub.data.id}/deliveries`)
-  t.equal(d.data.length, 2, 'status_changed only when the set changes (first report, then all-clear)')
-})
+t.test(
+  'workspace object profile: status mapped through status_map, unknown flag → error',
+  async (t) => {
+    const { token, workspaceId } = await s.tenant()
+    const sub = await s.admin('POST', `/workspaces/${workspaceId}/event-subscriptions`, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['meter.status_changed'],
+    })
+    await s.admin('POST', `/workspaces/${workspaceId}/profiles`, {
+      key: 'acme',
+      name: 'Acme',
+      kind: 'saldo',
+      unit: 'm3',
+      status_map: { LK: 'leak', BAT: 'low_battery' },
+    })
+    const send = (min: number, status: string[]) =>
+      report(token, [
+        {
+          meter: 'ac',
+          profile: 'acme',
+          payload: { value: 10 + min, status },
+          recorded_at: at(min),
+        },
+      ])
+    t.equal((await send(0, ['LK', 'WEIRD'])).status, 201)
+    await send(1, ['WEIRD', 'LK'])
+    await send(2, [])
+    const m = (await meterOf(workspaceId, 'ac'))!
+    const rows = await s.app.services.store.sql.query<any>(
+      `SELECT raw_flags, arraySort(statuses) AS statuses FROM status_reports FINAL WHERE meter_id = ${m.id} ORDER BY reported_at`,
+    )
+    t.same(rows, [
+      { raw_flags: ['LK', 'WEIRD'], statuses: ['error', 'leak'] },
+      { raw_flags: ['WEIRD', 'LK'], statuses: ['error', 'leak'] },
+      { raw_flags: [], statuses: [] },
+    ])
+    await new Promise((r) => setTimeout(r, 100))
+    const d = await s.admin('GET', `/event-subscriptions/${sub.data.id}/deliveries`)
+    t.equal(
+      d.data.length,
+      2,
+      'status_changed only when the set changes (first report, then all-clear)',
+    )
+  },
+)

@@ -19,42 +19,56 @@ async function flagsOf(ws: number, meter: string): Promise<Record<string, string
   return Object.fromEntries(rows.map((r) => [`${r.kind}@${r.recorded_at}`, r.quality_flags]))
 }
 
-t.test('saldo_decrease, rollover_wrap, negative_consumption, and a late reading re-flags its neighbour', async (t) => {
-  const { token, workspaceId } = await s.tenant()
-  const send = (readings: unknown[]) => s.call('POST', '/api/v1/reportData', { token, body: { readings } })
-  await send([
-    { meter: 'q', kind: 'saldo', value: 10, unit: 'kwh', recorded_at: at(0) },
-    { meter: 'q', kind: 'saldo', value: 5, unit: 'kwh', recorded_at: at(30) },
-    { meter: 'q', kind: 'consumption', value: -1, unit: 'kwh', recorded_at: at(30) },
-  ])
-  let f = await flagsOf(workspaceId, 'q')
-  t.same(Object.values(f), [['negative_consumption'], [], ['saldo_decrease']])
-  // Late reading between: 3 at t15 → t15 is the decrease now, t30 (5 >= 3) is clean again.
-  const r = await send([{ meter: 'q', kind: 'saldo', value: 3, unit: 'kwh', recorded_at: at(15) }])
-  t.equal(r.status, 201)
-  f = await flagsOf(workspaceId, 'q')
-  t.same(Object.values(f), [['negative_consumption'], [], ['saldo_decrease'], []])
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, 'q'))!
-  const [v] = await sql.query<any>(
-    `SELECT count() AS c FROM readings WHERE meter_id = ${m.id} AND kind = 'saldo' AND recorded_at = '${at(30).replace('T', ' ').replace('Z', '')}'`,
-  )
-  t.ok(Number(v.c) >= 1, 'the re-flagged neighbour was stored as a new version (or merged already)')
-  // Rollover: meter wraps at 100.
-  await s.app.services.meters.save({ ...m, rollover_max: 100 })
-  await send([
-    { meter: 'q', kind: 'saldo', value: 98, unit: 'kwh', recorded_at: at(60) },
-    { meter: 'q', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(75) },
-  ])
-  f = await flagsOf(workspaceId, 'q')
-  t.same(Object.values(f).slice(-1), [['rollover_wrap']])
-})
+t.test(
+  'saldo_decrease, rollover_wrap, negative_consumption, and a late reading re-flags its neighbour',
+  async (t) => {
+    const { token, workspaceId } = await s.tenant()
+    const send = (readings: unknown[]) =>
+      s.call('POST', '/api/v1/reportData', { token, body: { readings } })
+    await send([
+      { meter: 'q', kind: 'saldo', value: 10, unit: 'kwh', recorded_at: at(0) },
+      { meter: 'q', kind: 'saldo', value: 5, unit: 'kwh', recorded_at: at(30) },
+      { meter: 'q', kind: 'consumption', value: -1, unit: 'kwh', recorded_at: at(30) },
+    ])
+    let f = await flagsOf(workspaceId, 'q')
+    t.same(Object.values(f), [['negative_consumption'], [], ['saldo_decrease']])
+    // Late reading between: 3 at t15 → t15 is the decrease now, t30 (5 >= 3) is clean again.
+    const r = await send([
+      { meter: 'q', kind: 'saldo', value: 3, unit: 'kwh', recorded_at: at(15) },
+    ])
+    t.equal(r.status, 201)
+    f = await flagsOf(workspaceId, 'q')
+    t.same(Object.values(f), [['negative_consumption'], [], ['saldo_decrease'], []])
+    const m = (await s.app.services.meters.byIdentifier(workspaceId, 'q'))!
+    const [v] = await sql.query<any>(
+      `SELECT count() AS c FROM readings WHERE meter_id = ${m.id} AND kind = 'saldo' AND recorded_at = '${at(30).replace('T', ' ').replace('Z', '')}'`,
+    )
+    t.ok(
+      Number(v.c) >= 1,
+      'the re-flagged neighbour was stored as a new version (or merged already)',
+    )
+    // Rollover: meter wraps at 100.
+    await s.app.services.meters.save({ ...m, rollover_max: 100 })
+    await send([
+      { meter: 'q', kind: 'saldo', value: 98, unit: 'kwh', recorded_at: at(60) },
+      { meter: 'q', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(75) },
+    ])
+    f = await flagsOf(workspaceId, 'q')
+    t.same(Object.values(f).slice(-1), [['rollover_wrap']])
+  },
+)
 
 t.test('meter_exchange on the first reading after a recorded exchange', async (t) => {
   const { token, workspaceId } = await s.tenant()
-  const send = (readings: unknown[]) => s.call('POST', '/api/v1/reportData', { token, body: { readings } })
+  const send = (readings: unknown[]) =>
+    s.call('POST', '/api/v1/reportData', { token, body: { readings } })
   await send([{ meter: 'x', kind: 'saldo', value: 500, unit: 'kwh', recorded_at: at(0) }])
   const m = (await s.app.services.meters.byIdentifier(workspaceId, 'x'))!
-  await s.admin('POST', `/meters/${m.id}/exchanges`, { exchanged_at: at(10), old_final_value: 510, new_initial_value: 0 })
+  await s.admin('POST', `/meters/${m.id}/exchanges`, {
+    exchanged_at: at(10),
+    old_final_value: 510,
+    new_initial_value: 0,
+  })
   await send([
     { meter: 'x', kind: 'saldo', value: 3, unit: 'kwh', recorded_at: at(20) },
     { meter: 'x', kind: 'saldo', value: 6, unit: 'kwh', recorded_at: at(30) },
@@ -87,7 +101,10 @@ t.test('property: same readings → same flags whatever batching and arrival ord
         const b = `pb-${run}`
         // A: one sorted batch. B: shuffled, in small batches.
         const sorted = [...items].sort((x, y) => x.recorded_at.localeCompare(y.recorded_at))
-        await s.call('POST', '/api/v1/reportData', { token, body: { readings: sorted.map((i) => ({ ...i, meter: a })) } })
+        await s.call('POST', '/api/v1/reportData', {
+          token,
+          body: { readings: sorted.map((i) => ({ ...i, meter: a })) },
+        })
         const shuffled = [...items]
         let x = seed
         for (let i = shuffled.length - 1; i > 0; i--) {

@@ -62,7 +62,13 @@ if (!redisAvailable()) {
       recorded_at: new Date(base + (from + i) * 60_000).toISOString(),
     }))
   const count = async () =>
-    Number((await store.sql.query<any>(`SELECT count() AS c FROM readings FINAL WHERE workspace_id = ${workspaceId}`))[0].c)
+    Number(
+      (
+        await store.sql.query<any>(
+          `SELECT count() AS c FROM readings FINAL WHERE workspace_id = ${workspaceId}`,
+        )
+      )[0].c,
+    )
 
   t.test('racing the same readings on two instances creates each exactly once', async (t) => {
     const items = batch(0, 200, 10)
@@ -81,37 +87,50 @@ if (!redisAvailable()) {
 
   t.test('interleaved batches across instances keep per-meter results exact', async (t) => {
     const results = await Promise.all(
-      [0, 1, 2, 3].map((k) => (k % 2 ? first : second).ingest({ workspaceId, items: batch(200 + (k >> 1) * 50, 50, 10), source: 'report' })),
+      [0, 1, 2, 3].map((k) =>
+        (k % 2 ? first : second).ingest({
+          workspaceId,
+          items: batch(200 + (k >> 1) * 50, 50, 10),
+          source: 'report',
+        }),
+      ),
     )
     const accepted = results.reduce((n, r) => n + r.accepted, 0)
     t.equal(accepted, 100)
     t.equal(await count(), 300)
   })
 
-  t.test('after Redis lost its keys, replays are still duplicates (ClickHouse decides)', async (t) => {
-    await redis.restartEmpty()
-    await new Promise((r) => setTimeout(r, 500))
-    let out
-    for (let i = 0; i < 20; i++) {
-      try {
-        out = await second.ingest({ workspaceId, items: batch(0, 300, 10), source: 'report' })
-        break
-      } catch {
-        await new Promise((r) => setTimeout(r, 200)) // reconnecting
+  t.test(
+    'after Redis lost its keys, replays are still duplicates (ClickHouse decides)',
+    async (t) => {
+      await redis.restartEmpty()
+      await new Promise((r) => setTimeout(r, 500))
+      let out
+      for (let i = 0; i < 20; i++) {
+        try {
+          out = await second.ingest({ workspaceId, items: batch(0, 300, 10), source: 'report' })
+          break
+        } catch {
+          await new Promise((r) => setTimeout(r, 200)) // reconnecting
+        }
       }
-    }
-    t.ok(out)
-    t.equal(out!.accepted, 0)
-    t.equal(out!.duplicates, 300)
-    const viaHttp = await s.call('POST', '/api/v1/reportData', { token, body: { readings: batch(0, 50, 10) } })
-    t.equal(viaHttp.status, 200, viaHttp.text)
-    t.equal(await count(), 300)
-  })
+      t.ok(out)
+      t.equal(out!.accepted, 0)
+      t.equal(out!.duplicates, 300)
+      const viaHttp = await s.call('POST', '/api/v1/reportData', {
+        token,
+        body: { readings: batch(0, 50, 10) },
+      })
+      t.equal(viaHttp.status, 200, viaHttp.text)
+      t.equal(await count(), 300)
+    },
+  )
 
   t.test('per-token rate limit is shared through Redis', async (t) => {
     const tenant = await s.tenant({ rateLimit: 3 })
     const codes = []
-    for (let i = 0; i < 4; i++) codes.push((await s.call('GET', '/api/v1/ping', { token: tenant.token })).status)
+    for (let i = 0; i < 4; i++)
+      codes.push((await s.call('GET', '/api/v1/ping', { token: tenant.token })).status)
     t.same(codes, [200, 200, 200, 429])
   })
 }

@@ -21,7 +21,8 @@ t.teardown(() => s.close())
 const { token, workspaceId } = await s.tenant()
 const base = Date.now() - 3600_000
 const at = (min: number) => new Date(base + min * 60_000).toISOString()
-const report = (readings: unknown[]) => s.call('POST', '/api/v1/reportData', { token, body: { readings } })
+const report = (readings: unknown[]) =>
+  s.call('POST', '/api/v1/reportData', { token, body: { readings } })
 const tg = (telegram: string, min: number, extra: Record<string, unknown> = {}) => ({
   profile: 'wmbus_oms',
   payload: { telegram },
@@ -29,22 +30,30 @@ const tg = (telegram: string, min: number, extra: Record<string, unknown> = {}) 
   ...extra,
 })
 
-t.test('a plain telegram: identifier from the link layer, register stored as saldo in kWh', async (t) => {
-  const r = await report([tg(plain.telegram, 0)])
-  t.equal(r.status, 201, r.text)
-  t.same(r.body.results[0], { meter: '33221100', kind: 'saldo', recorded_at: at(0), status: 'created' })
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, '33221100'))!
-  t.equal(m.profile_key, 'wmbus_oms')
-  const [row] = await s.app.services.store.sql.query<any>(
-    `SELECT kind, canonical_value, canonical_unit, raw_payload FROM readings FINAL WHERE meter_id = ${m.id}`,
-  )
-  t.equal(row.kind, 'saldo')
-  t.equal(row.canonical_unit, 'kwh')
-  t.ok(Math.abs(row.canonical_value - 5249.17) < 1e-6, String(row.canonical_value))
-  t.equal(JSON.parse(row.raw_payload).telegram, plain.telegram, 'raw telegram kept')
-  const again = await report([tg(plain.telegram, 0)])
-  t.equal(again.body.results[0].status, 'duplicate')
-})
+t.test(
+  'a plain telegram: identifier from the link layer, register stored as saldo in kWh',
+  async (t) => {
+    const r = await report([tg(plain.telegram, 0)])
+    t.equal(r.status, 201, r.text)
+    t.same(r.body.results[0], {
+      meter: '33221100',
+      kind: 'saldo',
+      recorded_at: at(0),
+      status: 'created',
+    })
+    const m = (await s.app.services.meters.byIdentifier(workspaceId, '33221100'))!
+    t.equal(m.profile_key, 'wmbus_oms')
+    const [row] = await s.app.services.store.sql.query<any>(
+      `SELECT kind, canonical_value, canonical_unit, raw_payload FROM readings FINAL WHERE meter_id = ${m.id}`,
+    )
+    t.equal(row.kind, 'saldo')
+    t.equal(row.canonical_unit, 'kwh')
+    t.ok(Math.abs(row.canonical_value - 5249.17) < 1e-6, String(row.canonical_value))
+    t.equal(JSON.parse(row.raw_payload).telegram, plain.telegram, 'raw telegram kept')
+    const again = await report([tg(plain.telegram, 0)])
+    t.equal(again.body.results[0].status, 'duplicate')
+  },
+)
 
 t.test('a supplied meter wins over the link-layer identifier', async (t) => {
   const r = await report([tg(plain.telegram, 1, { meter: 'my-own-name' })])
@@ -52,23 +61,26 @@ t.test('a supplied meter wins over the link-layer identifier', async (t) => {
   t.equal(r.body.results[0].status, 'created')
 })
 
-t.test('encrypted without a key: rejected_unconfigured, meter provisioned; with the key: stored', async (t) => {
-  const r = await report([tg(mode5.telegram, 0)])
-  t.equal(r.status, 200)
-  t.equal(r.body.results[0].status, 'rejected_unconfigured')
-  t.type(r.body.results[0].reason, 'string')
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, mode5.id))!
-  t.ok(m, 'meter provisioned so it can be configured')
-  const set = await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: mode5.key })
-  t.same(set.data, { meter_id: m.id, has_key: true })
-  t.notMatch(JSON.stringify(set), mode5.key, 'the key is never returned')
-  const ok = await report([tg(mode5.telegram, 0)])
-  t.equal(ok.status, 201, ok.text)
-  const [row] = await s.app.services.store.sql.query<any>(
-    `SELECT canonical_value FROM readings FINAL WHERE meter_id = ${m.id}`,
-  )
-  t.ok(Math.abs(row.canonical_value - mode5.register.value) < 1e-6)
-})
+t.test(
+  'encrypted without a key: rejected_unconfigured, meter provisioned; with the key: stored',
+  async (t) => {
+    const r = await report([tg(mode5.telegram, 0)])
+    t.equal(r.status, 200)
+    t.equal(r.body.results[0].status, 'rejected_unconfigured')
+    t.type(r.body.results[0].reason, 'string')
+    const m = (await s.app.services.meters.byIdentifier(workspaceId, mode5.id))!
+    t.ok(m, 'meter provisioned so it can be configured')
+    const set = await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: mode5.key })
+    t.same(set.data, { meter_id: m.id, has_key: true })
+    t.notMatch(JSON.stringify(set), mode5.key, 'the key is never returned')
+    const ok = await report([tg(mode5.telegram, 0)])
+    t.equal(ok.status, 201, ok.text)
+    const [row] = await s.app.services.store.sql.query<any>(
+      `SELECT canonical_value FROM readings FINAL WHERE meter_id = ${m.id}`,
+    )
+    t.ok(Math.abs(row.canonical_value - mode5.register.value) < 1e-6)
+  },
+)
 
 t.test('ELL AES-CTR with its key is stored', async (t) => {
   await report([tg(ell.telegram, 0)])
@@ -95,8 +107,21 @@ t.test('binary frame profile: decoded into {value, status}, hex and base64', asy
       { name: 'status', type: 'flags8', flags: ['LEAK', 'BAT'] },
     ],
   })
-  await s.admin('POST', `/workspaces/${workspaceId}/profiles`, { key: 'binhex', name: 'Hex', kind: 'saldo', unit: 'm3', decoder: layout('hex'), status_map: { LEAK: 'leak', BAT: 'low_battery' } })
-  await s.admin('POST', `/workspaces/${workspaceId}/profiles`, { key: 'bin64', name: 'B64', kind: 'saldo', unit: 'm3', decoder: layout('base64') })
+  await s.admin('POST', `/workspaces/${workspaceId}/profiles`, {
+    key: 'binhex',
+    name: 'Hex',
+    kind: 'saldo',
+    unit: 'm3',
+    decoder: layout('hex'),
+    status_map: { LEAK: 'leak', BAT: 'low_battery' },
+  })
+  await s.admin('POST', `/workspaces/${workspaceId}/profiles`, {
+    key: 'bin64',
+    name: 'B64',
+    kind: 'saldo',
+    unit: 'm3',
+    decoder: layout('base64'),
+  })
   const frame = Buffer.from([0x00, 0x00, 0x30, 0x39, 0b11])
   const r = await report([
     { meter: 'bh', profile: 'binhex', payload: frame.toString('hex'), recorded_at: at(0) },
@@ -105,9 +130,13 @@ t.test('binary frame profile: decoded into {value, status}, hex and base64', asy
   t.equal(r.status, 201, r.text)
   for (const id of ['bh', 'bb']) {
     const m = (await s.app.services.meters.byIdentifier(workspaceId, id))!
-    const [row] = await s.app.services.store.sql.query<any>(`SELECT value FROM readings WHERE meter_id = ${m.id}`)
+    const [row] = await s.app.services.store.sql.query<any>(
+      `SELECT value FROM readings WHERE meter_id = ${m.id}`,
+    )
     t.equal(row.value, 123.45)
-    const [st] = await s.app.services.store.sql.query<any>(`SELECT raw_flags, statuses FROM status_reports WHERE meter_id = ${m.id}`)
+    const [st] = await s.app.services.store.sql.query<any>(
+      `SELECT raw_flags, statuses FROM status_reports WHERE meter_id = ${m.id}`,
+    )
     t.same(st.raw_flags, ['LEAK', 'BAT'])
     t.same([...st.statuses].sort(), id === 'bh' ? ['leak', 'low_battery'] : ['error'])
   }
