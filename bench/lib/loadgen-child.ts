@@ -94,15 +94,15 @@ class Conn {
       if (this.need < 0) {
         const end = buf.indexOf('\r\n\r\n')
         if (end < 0) return
-        const headers = buf.latin1Slice(0, end)
+        const headers = buf.toString('latin1', 0, end)
         const m = /content-length:\s*(\d+)/i.exec(headers)
         this.bodyAt = end + 4
         this.need = this.bodyAt + (m ? Number(m[1]) : 0)
       }
       if (buf.length < this.need) return
-      const status = Number(buf.latin1Slice(9, 12))
+      const status = Number(buf.toString('latin1', 9, 12))
       // The answer counts start the body ({"accepted":n,"duplicates":n,...}): no full parse.
-      const head = buf.latin1Slice(this.bodyAt, Math.min(this.need, this.bodyAt + 120))
+      const head = buf.toString('latin1', this.bodyAt, Math.min(this.need, this.bodyAt + 120))
       this.buf = buf.length > this.need ? buf.subarray(this.need) : null
       this.need = -1
       this.served++
