@@ -8,7 +8,8 @@ export class ActorRegistry {
 
   constructor(
     private readonly env: ActorEnv,
-    private readonly maxActors = 50_000,
+    // A window holds up to ~200 readings; 20k idle actors stay well under 1 GB.
+    private readonly maxActors = 20_000,
   ) {}
 
   get size(): number {
