@@ -1,0 +1,52 @@
+// Spawns the real service (`node --import tsx src/main.ts`) as a child process.
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+
+const root = path.resolve(import.meta.dirname, '../..')
+
+export interface Proc {
+  child: ChildProcess
+  url: string
+  exit: Promise<number | null>
+  kill(signal?: NodeJS.Signals): Promise<void>
+}
+
+export async function startProc(env: Record<string, string>): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SCHEDULER: 'off',
+      LOG_LEVEL: 'warn',
+      WORKERS: '1',
+      REDIS_URL: '',
+      CLICKHOUSE_URL: '',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)))
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (d) => {
+      out += d
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+    void exit.then((c) => reject(new Error(`exited ${c} before listening: ${stderr}`)))
+  })
+  return {
+    child,
+    url,
+    exit,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill(signal)
+      await exit
+    },
+  }
+}
