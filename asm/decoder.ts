@@ -3,7 +3,7 @@
 // returns R_NEED_CRYPTO with S_SCHEME, S_CIPH_OFF, S_CIPH_LEN and IVB set; the
 // host writes the plaintext into F and calls resume(1), or resume(2) to accept
 // bytes that already look plain (predecrypted frames).
-import { CTRL, F, S_SCHEME, S_POS, S_CIPH_OFF, S_REASON, S_ST, S_SEL, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_ERRFLAGS, S_ELL_CRC_OFF, S_NCI, S_CI0, S_END, S_APP_OFF, S_DECRYPTED, S_FLEN, R_OK, R_NEED_CRYPTO, R_INVALID, R_UNDECODABLE, E_NOT_HEX, E_ODD_HEX, E_TOO_LONG, E_TOO_SHORT, E_WRONG_KEY, E_ELL_CRC, E_NO_REGISTER, E_RECORD_TRUNCATED, get, set, fb } from "./state";
+import { CTRL, F, S_SCHEME, S_POS, S_CIPH_OFF, S_REASON, S_ST, S_SEL, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_ERRFLAGS, S_ELL_CRC_OFF, S_NCI, S_CI0, S_END, S_APP_OFF, S_DECRYPTED, S_FLEN, S_TPL_CI, R_OK, R_NEED_CRYPTO, R_INVALID, R_UNDECODABLE, E_NOT_HEX, E_ODD_HEX, E_TOO_LONG, E_TOO_SHORT, E_WRONG_KEY, E_ELL_CRC, E_NO_REGISTER, E_RECORD_TRUNCATED, get, set, fb } from "./state";
 import { hexToFrame } from "./hex";
 import { frameLayer } from "./frames";
 import { linkLayer } from "./link";
@@ -12,6 +12,7 @@ import { aflLayer } from "./afl";
 import { tplLayer, UNDECODABLE } from "./tpl";
 import { parseRecords } from "./difvif";
 import { selectRegister } from "./select";
+import { expandCompact, learnFormat } from "./compact";
 import { enhancedId, mfctAfterCrypto, mfctFrame, mfctRecordsFirst, mfctRecordsFallback } from "./mfct";
 
 function reset(): void {
@@ -83,10 +84,18 @@ function run(p: i32): i32 {
   return R_INVALID;
 }
 
-function app(pos: i32): i32 {
+function app(p0: i32): i32 {
+  let pos = p0;
   set(S_APP_OFF, pos);
+  const tci = get(S_TPL_CI);
+  const compact = tci == 0x79 || tci == 0x7b || tci == 0x73;
+  if (compact) {
+    pos = expandCompact(pos);
+    if (pos < 0) return R_UNDECODABLE;
+  }
   const end = get(S_END);
   const st = parseRecords(pos, end);
+  if (!compact && st == 0 && (tci == 0x78 || tci == 0x7a || tci == 0x72)) learnFormat();
   enhancedId();
   if (mfctRecordsFirst(pos, end)) return R_OK;
   selectRegister();

@@ -36,18 +36,15 @@ export function tplLayer(pos: i32): i32 {
   set(S_TPL_CI, ci);
   set(S_TPL_OFF, pos);
   if (ci == 0x78) return pos + 1;
-  if (ci == 0x79 || ci == 0x7b || ci == 0x73) {
-    set(S_REASON, E_COMPACT_FRAME);
-    return UNDECODABLE;
-  }
+  if (ci == 0x79) return pos + 1; // compact frame, no TPL header (asm/compact.ts)
   if (ci >= 0xa0 && ci <= 0xb7) {
     set(S_REASON, E_MFCT_CI);
     return UNDECODABLE;
   }
   let longHdr = false;
   let hl: i32 = 0;
-  if (ci == 0x7a) hl = 5;
-  else if (ci == 0x72) {
+  if (ci == 0x7a || ci == 0x7b) hl = 5;
+  else if (ci == 0x72 || ci == 0x73) {
     hl = 13;
     longHdr = true;
   } else {

@@ -133,7 +133,7 @@ export const REASONS: string[] = [
   'wrong key: ELL payload CRC mismatch after decryption',
   'no current register (energy, volume or HCA at storage 0, tariff 0)',
   'data record truncated',
-  'compact frame needs the format of an earlier full frame (not supported)',
+  'compact frame: no earlier full frame of this meter with that format signature',
   'encrypted length exceeds frame',
   'malformed data record',
   'encrypted telegram and no key configured',
