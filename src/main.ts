@@ -14,8 +14,6 @@ try {
 }
 
 const app = await startApp(config)
-process.stdout.write(`listening on http://${config.HOST}:${app.port}\n`)
-
 let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
@@ -30,3 +28,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     )
   })
 }
+
+// Only now: a supervisor may send SIGTERM the moment it reads this line, and without the
+// handlers above Node would die of the signal's default action instead of draining.
+process.stdout.write(`listening on http://${config.HOST}:${app.port}\n`)
