@@ -18,7 +18,7 @@ interface Proc {
   stderr: () => string
 }
 
-async function start(): Promise<Proc> {
+async function start(opts: { termOnListen?: boolean } = {}): Promise<Proc> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
@@ -42,7 +42,11 @@ async function start(): Promise<Proc> {
     child.stdout!.on('data', (d) => {
       out += d
       const m = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out)
-      if (m) resolve(m[1]!)
+      if (m) {
+        // A supervisor may signal the moment it reads the line: handlers must be in place.
+        if (opts.termOnListen) child.kill('SIGTERM')
+        resolve(m[1]!)
+      }
     })
     void exit.then((c) => reject(new Error(`exited ${c} before listening: ${stderr}`)))
   })
@@ -90,3 +94,14 @@ t.test('listening line, then SIGTERM answers in-flight requests and exits 0', as
   again.child.kill('SIGTERM')
   t.equal(await again.exit, 0)
 })
+
+t.test(
+  'SIGTERM sent the instant the listening line appears still drains and exits 0',
+  async (t) => {
+    for (let i = 0; i < 2; i++) {
+      const p = await start({ termOnListen: true })
+      const code = await p.exit
+      t.equal(code, 0, `run ${i + 1}: exit code 0, not killed by the signal`)
+    }
+  },
+)
