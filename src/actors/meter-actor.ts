@@ -231,9 +231,12 @@ export class MeterActor {
       // Status reports of created readings; the meter's status changes with the newest one.
       let statusRows = ''
       let statusCount = 0
+      const statusVersions: number[] = []
       let newest: { statuses: string[]; reportedAt: number; rawFlags: string[] } | null = null
       for (const r of created) {
         if (!r.status || verdicts.get(r.ref) !== 'created') continue
+        const version = this.env.store.version()
+        statusVersions.push(version)
         statusRows +=
           JSON.stringify({
             workspace_id: ws,
@@ -241,7 +244,7 @@ export class MeterActor {
             reported_at: chTime(r.recordedAt),
             raw_flags: r.status.rawFlags,
             statuses: r.status.statuses,
-            version: this.env.store.version(),
+            version,
           }) + '\n'
         statusCount++
         if (!newest || r.recordedAt >= newest.reportedAt)
@@ -254,10 +257,22 @@ export class MeterActor {
 
       let body = ''
       for (const row of rows.values()) body += JSON.stringify(row) + '\n'
-      await Promise.all([
-        this.env.store.readings.write(body, rows.size),
-        this.env.store.statusReports.write(statusRows, statusCount),
-      ])
+      // No multi-table transaction in ClickHouse: status reports go first, and are taken
+      // back (by their exact versions) if the readings cannot be stored, so a failed turn
+      // leaves nothing behind and its retry stores both.
+      await this.env.store.statusReports.write(statusRows, statusCount)
+      try {
+        await this.env.store.readings.write(body, rows.size)
+      } catch (err) {
+        if (statusCount)
+          await this.env.store.sql
+            .exec(
+              'DELETE FROM status_reports WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND version IN {v:Array(UInt64)}',
+              { ws, m: meter.id, v: statusVersions },
+            )
+            .catch(() => {})
+        throw err
+      }
 
       for (const r of created)
         if (verdicts.get(r.ref) === 'created' && r.recordedAt > this.latest[r.kind])
