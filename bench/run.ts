@@ -8,7 +8,7 @@ import path from 'node:path'
 import { makeCtx, nearest, type Ctx } from './lib/context.js'
 import { cpuModel } from './lib/proc.js'
 import { round, table, withRatio, type ScenarioResult } from './lib/report.js'
-import { RESULTS_DIR } from './lib/server.js'
+import { distIsFresh, RESULTS_DIR } from './lib/server.js'
 import { generic } from './scenarios/generic.js'
 import { httpCeiling } from './scenarios/http-ceiling.js'
 import { storageCeiling } from './scenarios/storage-ceiling.js'
@@ -27,21 +27,36 @@ const SCENARIOS: Record<string, (ctx: Ctx) => Promise<ScenarioResult>> = {
   query: queries,
   decode,
 }
-const ALIASES: Record<string, string> = { 'http-ceiling': 'http', 'storage-ceiling': 'storage', queries: 'query', decoder: 'decode' }
+const ALIASES: Record<string, string> = {
+  'http-ceiling': 'http',
+  'storage-ceiling': 'storage',
+  queries: 'query',
+  decoder: 'decode',
+}
 
 function usage(): never {
-  console.log(`usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis]`)
+  console.log(
+    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis] [--src]`,
+  )
   process.exit(2)
 }
 
 function parseArgs(argv: string[]) {
-  const o = { quick: false, tiny: false, profile: false, redis: false, json: undefined as string | undefined, scenarios: [] as string[] }
+  const o = {
+    quick: false,
+    tiny: false,
+    profile: false,
+    redis: false,
+    json: undefined as string | undefined,
+    scenarios: [] as string[],
+  }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--quick') o.quick = true
     else if (a === '--tiny') o.tiny = true
     else if (a === '--profile') o.profile = true
     else if (a === '--redis') o.redis = true
+    else if (a === '--src') process.env.BENCH_RUNTIME = 'tsx'
     else if (a === '--json') o.json = argv[++i] ?? usage()
     else if (a === '--scenario') o.scenarios.push(...(argv[++i] ?? usage()).split(','))
     else if (a === '--help' || a === '-h') usage()
@@ -51,7 +66,11 @@ function parseArgs(argv: string[]) {
     }
   }
   o.scenarios = o.scenarios.map((s) => ALIASES[s] ?? s)
-  for (const s of o.scenarios) if (!SCENARIOS[s]) (console.error(`unknown scenario ${s}`), usage())
+  for (const s of o.scenarios)
+    if (!SCENARIOS[s]) {
+      console.error(`unknown scenario ${s}`)
+      usage()
+    }
   return o
 }
 
@@ -81,17 +100,30 @@ function addRatios(ctx: Ctx, results: ScenarioResult[]): void {
 function verdicts(ctx: Ctx, results: ScenarioResult[]): string[] {
   const out: string[] = []
   const g = results.find((r) => r.name === 'generic')?.rows ?? []
-  const best1k = g.filter((r) => /^batch 1000, closed/.test(r.label)).sort((a, b) => b.rate - a.rate)[0]
+  const best1k = g
+    .filter((r) => /^batch 1000, closed/.test(r.label))
+    .sort((a, b) => b.rate - a.rate)[0]
   if (best1k?.ratio !== undefined)
-    out.push(`generic 1,000-reading batches at ${round(best1k.ratio * 100, 1)} % of the storage ceiling (target ≥ 80 %): ${best1k.ratio >= 0.8 ? 'MET' : 'MISSED'}`)
+    out.push(
+      `generic 1,000-reading batches at ${round(best1k.ratio * 100, 1)} % of the storage ceiling (target ≥ 80 %): ${best1k.ratio >= 0.8 ? 'MET' : 'MISSED'}`,
+    )
   const half = g.find((r) => /^batch 1000, open 50 %/.test(r.label))
   if (half?.p99 !== undefined)
-    out.push(`p99 of a 1,000-reading batch at half max throughput: ${round(half.p99, 1)} ms (target < 100 ms): ${half.p99 < 100 ? 'MET' : 'MISSED'}`)
-  const dec = results.find((r) => r.name === 'decode')?.rows.find((r) => r.label.startsWith('plain WASM vs target'))
+    out.push(
+      `p99 of a 1,000-reading batch at half max throughput: ${round(half.p99, 1)} ms (target < 100 ms): ${half.p99 < 100 ? 'MET' : 'MISSED'}`,
+    )
+  const dec = results
+    .find((r) => r.name === 'decode')
+    ?.rows.find((r) => r.label.startsWith('plain WASM vs target'))
   if (dec?.ratio !== undefined)
-    out.push(`plain telegram decode ${round(dec.rate / 1000, 1)} k/s per core (target ≥ 200 k/s): ${dec.ratio >= 1 ? 'MET' : 'MISSED'}`)
+    out.push(
+      `plain telegram decode ${round(dec.rate / 1000, 1)} k/s per core (target ≥ 200 k/s): ${dec.ratio >= 1 ? 'MET' : 'MISSED'}`,
+    )
   const http1k = ctx.shared.http.get(1000)
-  if (best1k && http1k) out.push(`generic 1,000-reading batches at ${round((best1k.rate / http1k) * 100, 1)} % of the HTTP ceiling (uWS + JSON.parse)`)
+  if (best1k && http1k)
+    out.push(
+      `generic 1,000-reading batches at ${round((best1k.rate / http1k) * 100, 1)} % of the HTTP ceiling (uWS + JSON.parse)`,
+    )
   return out
 }
 
@@ -104,8 +136,12 @@ if (args.redis && !redisUrl) {
   redisUrl = r.url
   stopRedis = () => r.stop()
 }
-const ctx = makeCtx({ quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl }, (m) => console.error(m))
-const chosen = args.scenarios.length ? Object.keys(SCENARIOS).filter((s) => args.scenarios.includes(s)) : Object.keys(SCENARIOS)
+const ctx = makeCtx({ quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl }, (m) =>
+  console.error(m),
+)
+const chosen = args.scenarios.length
+  ? Object.keys(SCENARIOS).filter((s) => args.scenarios.includes(s))
+  : Object.keys(SCENARIOS)
 const machine = {
   cpu: cpuModel(),
   cores: os.availableParallelism(),
@@ -113,8 +149,14 @@ const machine = {
   platform: `${os.platform()} ${os.release()}`,
   loadavg: os.loadavg().map((x) => round(x, 2)),
   memGiB: round(os.totalmem() / 2 ** 30, 1),
+  server:
+    process.env.BENCH_RUNTIME !== 'tsx' && distIsFresh()
+      ? 'node dist/main.js'
+      : 'node --import tsx src/main.ts',
 }
-console.error(`meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}`)
+console.error(
+  `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}`,
+)
 const results: ScenarioResult[] = []
 const started = performance.now()
 let failed = false
@@ -138,14 +180,26 @@ addRatios(ctx, results)
 const summary = verdicts(ctx, results)
 console.log(table(results))
 if (summary.length) console.log('\nTargets:\n' + summary.map((s) => `- ${s}`).join('\n'))
-console.log(`\n${round((performance.now() - started) / 1000, 1)} s; load average at end ${os.loadavg().map((x) => round(x, 2)).join(' ')} on ${machine.cores} cores (shared machine: compare ratios, not absolute figures)`)
+console.log(
+  `\n${round((performance.now() - started) / 1000, 1)} s; load average at end ${os
+    .loadavg()
+    .map((x) => round(x, 2))
+    .join(' ')} on ${machine.cores} cores (shared machine: compare ratios, not absolute figures)`,
+)
 if (args.profile) console.log(`CPU profiles of the server: ${RESULTS_DIR}/*.cpuprofile`)
 if (args.json) {
   fs.mkdirSync(path.dirname(path.resolve(args.json)), { recursive: true })
   fs.writeFileSync(
     args.json,
     JSON.stringify(
-      { when: new Date().toISOString(), mode: args.tiny ? 'tiny' : args.quick ? 'quick' : 'full', coordination: redisUrl ? 'redis' : 'memory', machine, targets: summary, scenarios: results },
+      {
+        when: new Date().toISOString(),
+        mode: args.tiny ? 'tiny' : args.quick ? 'quick' : 'full',
+        coordination: redisUrl ? 'redis' : 'memory',
+        machine,
+        targets: summary,
+        scenarios: results,
+      },
       null,
       2,
     ) + '\n',

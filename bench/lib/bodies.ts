@@ -38,7 +38,10 @@ export const webhookMeter = (lane: number, i: number) => `w${lane}-${i}`
 export const telegramMeter = (lane: number, j: number) => `t${lane}-${j}`
 
 /** Returns (lane, seq) => request body for the seq-th request of a lane, and readings per body. */
-export function bodyFactory(spec: BodySpec): { readings: number; make: (lane: number, seq: number) => string } {
+export function bodyFactory(spec: BodySpec): {
+  readings: number
+  make: (lane: number, seq: number) => string
+} {
   switch (spec.kind) {
     case 'fixed':
       return { readings: spec.readings, make: () => spec.body }
@@ -48,7 +51,10 @@ export function bodyFactory(spec: BodySpec): { readings: number; make: (lane: nu
       const laneHeads = (lane: number) => {
         let h = heads.get(lane)
         if (!h) {
-          h = Array.from({ length: spec.meters }, (_, i) => `{"meter":"${genericMeter(lane, i)}","kind":"saldo","value":`)
+          h = Array.from(
+            { length: spec.meters },
+            (_, i) => `{"meter":"${genericMeter(lane, i)}","kind":"saldo","value":`,
+          )
           heads.set(lane, h)
         }
         return h
@@ -99,7 +105,7 @@ export function bodyFactory(spec: BodySpec): { readings: number; make: (lane: nu
             const step = seq * Math.ceil(spec.batch / n) + Math.floor(k / n)
             const at = new Date(spec.startMs + step * spec.stepMs).toISOString()
             parts.push(
-              `{"meter":"${telegramMeter(lane, j)}${spec.suffix ?? ''}","profile":"wmbus_oms","payload":"${spec.telegrams[j]}","recorded_at":"${at}"}`,
+              `{"meter":"${telegramMeter(lane, j)}${spec.suffix ?? ''}","profile":"wmbus_oms","payload":{"telegram":"${spec.telegrams[j]}"},"recorded_at":"${at}"}`,
             )
           }
           return `{"readings":[${parts.join(',')}]}`

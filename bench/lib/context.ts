@@ -25,13 +25,23 @@ export interface Ctx extends Flags {
 
 export function makeCtx(f: Flags, log: (m: string) => void): Ctx {
   const [warmupMs, durationMs] = f.tiny ? [1000, 3000] : f.quick ? [500, 2500] : [2000, 10_000]
-  return { ...f, warmupMs, durationMs, log, shared: { http: new Map(), storage: new Map(), insertSizes: [], generic: new Map() } }
+  return {
+    ...f,
+    warmupMs,
+    durationMs,
+    log,
+    shared: { http: new Map(), storage: new Map(), insertSizes: [], generic: new Map() },
+  }
 }
 
 /** Rate measured at the size nearest to `size` (log scale), if any. */
-export function nearest(m: Map<number, number>, size: number): { size: number; rate: number } | undefined {
+export function nearest(
+  m: Map<number, number>,
+  size: number,
+): { size: number; rate: number } | undefined {
   let best: { size: number; rate: number } | undefined
   for (const [s, rate] of m)
-    if (!best || Math.abs(Math.log(s / size)) < Math.abs(Math.log(best.size / size))) best = { size: s, rate }
+    if (!best || Math.abs(Math.log(s / size)) < Math.abs(Math.log(best.size / size)))
+      best = { size: s, rate }
   return best
 }

@@ -132,7 +132,11 @@ export async function runLoad(cfg: LoadConfig, signal: (m: string) => void): Pro
     Object.entries(cfg.headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('')
-  const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 })
+  const hist = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 600_000_000,
+    numberOfSignificantValueDigits: 3,
+  })
   const statuses: Record<string, number> = {}
   let requests = 0
   let accepted = 0
@@ -287,7 +291,14 @@ export async function runLoad(cfg: LoadConfig, signal: (m: string) => void): Pro
     requestsPerS: requests / windowS,
     acceptedPerS: accepted / windowS,
     sentReadingsPerS: (requests * readings) / windowS,
-    latencyMs: { p50: q(50), p90: q(90), p99: q(99), p999: q(99.9), max: hist.maxValue / 1000, mean: hist.mean / 1000 },
+    latencyMs: {
+      p50: q(50),
+      p90: q(90),
+      p99: q(99),
+      p999: q(99.9),
+      max: hist.maxValue / 1000,
+      mean: hist.mean / 1000,
+    },
     maxConnectionsUsed: maxConns,
     queuedMax,
     generatorCpuMs: (cpu.user + cpu.system) / 1000,

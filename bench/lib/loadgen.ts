@@ -29,6 +29,7 @@ export class LoadGen {
       this.child.once('message', () => resolve())
       this.child.once('exit', (c) => reject(new Error(`load generator exited ${c}`)))
     })
+    this.ready.catch(() => {}) // surfaced by run(); closing early is not an error
   }
 
   async run(cfg: LoadConfig, serverCpu: () => number): Promise<Measured> {

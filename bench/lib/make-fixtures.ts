@@ -51,4 +51,6 @@ const out = {
 }
 const file = fileURLToPath(new URL('../fixtures/telegrams.json', import.meta.url))
 fs.writeFileSync(file, JSON.stringify(out, null, 1) + '\n')
-console.log(`${file}: plain ${out.plain.length}, mode5 ${out.mode5.length}, mode7 ${out.mode7.length}, ell ${out.ell.length}`)
+console.log(
+  `${file}: plain ${out.plain.length}, mode5 ${out.mode5.length}, mode7 ${out.mode7.length}, ell ${out.ell.length}`,
+)

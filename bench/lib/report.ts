@@ -25,7 +25,13 @@ export interface ScenarioResult {
   raw?: unknown
 }
 
-export function fromLoad(scenario: string, label: string, m: Measured, peakRssMiB: number, unit: Row['unit'] = 'readings/s'): Row {
+export function fromLoad(
+  scenario: string,
+  label: string,
+  m: Measured,
+  peakRssMiB: number,
+  unit: Row['unit'] = 'readings/s',
+): Row {
   return {
     scenario,
     label,
@@ -42,7 +48,7 @@ export function fromLoad(scenario: string, label: string, m: Measured, peakRssMi
       duplicates: m.duplicates,
       rejected: m.rejected,
       serverCores: round(m.serverCores, 2),
-      generatorCpuMsPerS: round(m.generatorCpuMs / (m.windowS * 1000) * 1000, 0),
+      generatorCpuMsPerS: round((m.generatorCpuMs / (m.windowS * 1000)) * 1000, 0),
       maxConnectionsUsed: m.maxConnectionsUsed,
       queuedMax: m.queuedMax,
       ...(m.offeredRate !== undefined ? { offeredReqPerS: round(m.offeredRate, 1) } : {}),
@@ -55,13 +61,27 @@ export function withRatio(row: Row, name: string, rate: number | undefined): Row
   return { ...row, ceiling: { name, rate }, ratio: row.rate / rate }
 }
 
-export const round = (x: number, d = 0) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x)
+export const round = (x: number, d = 0) =>
+  Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x
 
 const fmtRate = (x: number) => (x >= 10_000 ? `${round(x / 1000, 1)} k` : String(round(x, 0)))
-const fmtMs = (x?: number) => (x === undefined || !Number.isFinite(x) ? '' : x >= 100 ? String(round(x)) : String(round(x, 1)))
+const fmtMs = (x?: number) =>
+  x === undefined || !Number.isFinite(x) ? '' : x >= 100 ? String(round(x)) : String(round(x, 1))
 
 export function table(results: ScenarioResult[]): string {
-  const head = ['scenario', 'run', 'rate', 'unit', 'p50 ms', 'p99 ms', 'p999 ms', 'CPU ms/1k', 'peak RSS MiB', 'ratio', 'ceiling']
+  const head = [
+    'scenario',
+    'run',
+    'rate',
+    'unit',
+    'p50 ms',
+    'p99 ms',
+    'p999 ms',
+    'CPU ms/1k',
+    'peak RSS MiB',
+    'ratio',
+    'ceiling',
+  ]
   const lines: string[][] = [head]
   for (const r of results)
     for (const row of r.rows)
@@ -79,7 +99,9 @@ export function table(results: ScenarioResult[]): string {
         row.ceiling ? `${row.ceiling.name} (${fmtRate(row.ceiling.rate)})` : '',
       ])
   const w = head.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)))
-  const out = lines.map((l) => l.map((c, i) => (i < 2 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '))
+  const out = lines.map((l) =>
+    l.map((c, i) => (i < 2 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '),
+  )
   out.splice(1, 0, w.map((n) => '-'.repeat(n)).join('  '))
   const notes = results.flatMap((r) => r.notes.map((n) => `- ${r.name}: ${n}`))
   return out.join('\n') + (notes.length ? '\n\nNotes:\n' + notes.join('\n') : '')

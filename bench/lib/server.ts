@@ -40,7 +40,12 @@ export interface BenchServer {
   /** Group-commit inserts since the previous call (from bench/lib/probe.mjs). */
   insertStats(): Promise<InsertStats>
   admin(method: string, p: string, body?: unknown): Promise<any>
-  call(method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: any }>
+  call(
+    method: string,
+    p: string,
+    token: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any }>
   stop(): Promise<void>
 }
 
@@ -51,7 +56,7 @@ export function freshDir(prefix: string): string {
 export async function startServer(o: ServerOptions): Promise<BenchServer> {
   const dataDir = freshDir(o.name)
   const dist = path.join(ROOT, 'dist/main.js')
-  const runtime = fs.existsSync(dist) ? 'dist' : 'tsx'
+  const runtime = distIsFresh() && process.env.BENCH_RUNTIME !== 'tsx' ? 'dist' : 'tsx'
   const probeFile = path.join(dataDir, 'bench-probe.json')
   const gcModule =
     runtime === 'dist'
@@ -73,7 +78,9 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
     SCHEDULER: 'off',
     LOG_LEVEL: 'warn',
     BENCH_PROBE_FILE: probeFile,
-    BENCH_GROUP_COMMIT_MODULE: pathToFileURL(fs.existsSync(gcModule) ? gcModule : path.join(ROOT, 'src/store/group-commit.ts')).href,
+    BENCH_GROUP_COMMIT_MODULE: pathToFileURL(
+      fs.existsSync(gcModule) ? gcModule : path.join(ROOT, 'src/store/group-commit.ts'),
+    ).href,
     ...o.env,
   }
   delete env.REDIS_URL
@@ -90,7 +97,10 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
   })
   const { host, port } = await new Promise<{ host: string; port: number }>((resolve, reject) => {
     let out = ''
-    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${stderr}`)), 60_000)
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in 60 s:\n${stderr}`)),
+      60_000,
+    )
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString()
       const m = /listening on http:\/\/([^:\s]+):(\d+)/.exec(out)
@@ -107,7 +117,10 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
   if (process.env.BENCH_SERVER_LOG) child.stdout!.on('data', (d: Buffer) => process.stderr.write(d))
   child.stdout!.resume()
   child.once('exit', (code, sig) => {
-    if (!stopping) process.stderr.write(`meterflow server (${o.name}) exited unexpectedly: ${code ?? sig}\n${stderr.slice(-4000)}\n`)
+    if (!stopping)
+      process.stderr.write(
+        `meterflow server (${o.name}) exited unexpectedly: ${code ?? sig}\n${stderr.slice(-4000)}\n`,
+      )
   })
   const url = `http://${host}:${port}`
   const adminToken = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()
@@ -152,7 +165,8 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
     call,
     async admin(method, p, body) {
       const r = await call(method, `/admin/v1${p}`, adminToken, body)
-      if (r.status >= 300) throw new Error(`admin ${method} ${p} → ${r.status} ${JSON.stringify(r.body)}`)
+      if (r.status >= 300)
+        throw new Error(`admin ${method} ${p} → ${r.status} ${JSON.stringify(r.body)}`)
       return r.body
     },
     stop: () => {
@@ -160,6 +174,19 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
       return stopChild(child, dataDir)
     },
   }
+}
+
+/** dist/main.js exists and no file under src/ is newer than it (a stale build would measure old code). */
+export function distIsFresh(): boolean {
+  const dist = path.join(ROOT, 'dist/main.js')
+  if (!fs.existsSync(dist)) return false
+  const built = fs.statSync(dist).mtimeMs
+  const newer = (dir: string): boolean =>
+    fs.readdirSync(dir, { withFileTypes: true }).some((e) => {
+      const p = path.join(dir, e.name)
+      return e.isDirectory() ? newer(p) : e.name.endsWith('.ts') && fs.statSync(p).mtimeMs > built
+    })
+  return !newer(path.join(ROOT, 'src'))
 }
 
 async function stopChild(child: ChildProcess, dataDir: string): Promise<void> {
@@ -175,7 +202,10 @@ async function stopChild(child: ChildProcess, dataDir: string): Promise<void> {
 
 /** Workspace without provisioning cap, an owner, and a token with every scope and no practical rate limit. */
 export async function benchTenant(s: BenchServer): Promise<{ ws: number; token: string }> {
-  const ws = await s.admin('POST', '/workspaces', { name: 'bench', provision_cap_per_hour: 1_000_000_000 })
+  const ws = await s.admin('POST', '/workspaces', {
+    name: 'bench',
+    provision_cap_per_hour: 1_000_000_000,
+  })
   const user = await s.admin('POST', `/workspaces/${ws.data.id}/users`, {
     email: 'bench@example.com',
     owner: true,

@@ -35,7 +35,13 @@ function body(rows: number): string {
     const value = step * 0.25
     const at = new Date(start + step * 60_000).toISOString()
     // Shape A keeps the whole item as its raw payload (src/ingest/prepare.ts).
-    const raw = JSON.stringify({ meter: `g0-${m}`, kind: 'saldo', value, unit: 'kwh', recorded_at: at })
+    const raw = JSON.stringify({
+      meter: `g0-${m}`,
+      kind: 'saldo',
+      value,
+      unit: 'kwh',
+      recorded_at: at,
+    })
     out +=
       JSON.stringify({
         workspace_id: 1,
@@ -55,7 +61,13 @@ function body(rows: number): string {
   return out
 }
 
-const results: { rows: number; inserts: number; rowsPerS: number; msPerInsert: number; cpuMsPer1k: number }[] = []
+const results: {
+  rows: number
+  inserts: number
+  rowsPerS: number
+  msPerInsert: number
+  cpuMsPer1k: number
+}[] = []
 for (const size of sizes) {
   const ready: string[] = []
   // Enough distinct bodies for the time budget at a generous 400 k rows/s.
@@ -78,7 +90,9 @@ for (const size of sizes) {
   })
 }
 const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'latin1'))
-process.stdout.write(JSON.stringify({ results, peakRssMiB: peak ? Number(peak[1]) / 1024 : NaN }) + '\n')
+process.stdout.write(
+  JSON.stringify({ results, peakRssMiB: peak ? Number(peak[1]) / 1024 : NaN }) + '\n',
+)
 await sql.close()
 fs.rmSync(dir, { recursive: true, force: true })
 process.exit(0)

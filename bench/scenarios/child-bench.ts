@@ -5,7 +5,10 @@ import { pathToFileURL } from 'node:url'
 import path from 'node:path'
 
 const [file, fn, quick] = process.argv.slice(2)
-const mod = (await import(pathToFileURL(path.resolve(file!)).href)) as Record<string, (o: { quick: boolean }) => Promise<object>>
+const mod = (await import(pathToFileURL(path.resolve(file!)).href)) as Record<
+  string,
+  (o: { quick: boolean }) => Promise<object>
+>
 const log = console.log
 console.log = (...a: unknown[]) => process.stderr.write(a.join(' ') + '\n') // keep stdout for the result
 const out = await mod[fn!]!({ quick: quick === '1' })

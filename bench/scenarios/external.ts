@@ -14,7 +14,14 @@ const run = promisify(execFile)
 async function runChild(rel: string, fn: string, quick: boolean): Promise<any> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'bench/scenarios/child-bench.ts'), path.join(ROOT, rel), fn, quick ? '1' : '0'],
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/scenarios/child-bench.ts'),
+      path.join(ROOT, rel),
+      fn,
+      quick ? '1' : '0',
+    ],
     { cwd: ROOT, maxBuffer: 1 << 26, timeout: 900_000 },
   )
   const i = stdout.lastIndexOf('@@RESULT@@')
@@ -38,7 +45,8 @@ function leaves(o: any, prefix = ''): [string, any][] {
 
 export async function queries(ctx: Ctx): Promise<ScenarioResult> {
   const rel = 'bench/query/query-bench.ts'
-  if (!fs.existsSync(path.join(ROOT, rel))) return { name: 'query', rows: [], notes: [`${rel} not present: skipped`] }
+  if (!fs.existsSync(path.join(ROOT, rel)))
+    return { name: 'query', rows: [], notes: [`${rel} not present: skipped`] }
   const raw = await runChild(rel, 'runQueryBench', ctx.quick || ctx.tiny)
   const rows: Row[] = leaves(raw).map(([label, v]) => ({
     scenario: 'query',
@@ -49,19 +57,27 @@ export async function queries(ctx: Ctx): Promise<ScenarioResult> {
     p99: v.p90_ms,
     detail: v,
     // A query's ceiling is its target: ratio = target / p50 (≥ 100 % meets it).
-    ...(v.target_ms ? { ceiling: { name: `target ${v.target_ms} ms`, rate: 1000 / v.target_ms }, ratio: v.target_ms / v.p50_ms } : {}),
+    ...(v.target_ms
+      ? {
+          ceiling: { name: `target ${v.target_ms} ms`, rate: 1000 / v.target_ms },
+          ratio: v.target_ms / v.p50_ms,
+        }
+      : {}),
   }))
   return {
     name: 'query',
     rows,
-    notes: ['from runQueryBench (sequential, one query at a time, in-process chDB): queries/s = 1000 / p50; the p99 column shows its p90 (few runs). Ratios: its own targets (see raw JSON).'],
+    notes: [
+      'from runQueryBench (sequential, one query at a time, in-process chDB): queries/s = 1000 / p50; the p99 column shows its p90 (few runs). Ratios: its own targets (see raw JSON).',
+    ],
     raw,
   }
 }
 
 export async function decode(ctx: Ctx): Promise<ScenarioResult> {
   const rel = 'bench/decode/decode-bench.ts'
-  if (!fs.existsSync(path.join(ROOT, rel))) return { name: 'decode', rows: [], notes: [`${rel} not present: skipped`] }
+  if (!fs.existsSync(path.join(ROOT, rel)))
+    return { name: 'decode', rows: [], notes: [`${rel} not present: skipped`] }
   const raw = await runChild(rel, 'runDecodeBench', ctx.quick || ctx.tiny)
   return { name: 'decode', rows: decodeRows(raw), notes: [], raw }
 }
@@ -73,7 +89,8 @@ function decodeRows(raw: any): Row[] {
     if (!o || typeof o !== 'object') return
     for (const [k, v] of Object.entries(o)) {
       const q = p ? `${p}.${k}` : k
-      if (typeof v === 'number' && /per_?s|rate|tps|perSec|telegrams/i.test(k)) rows.push({ scenario: 'decode', label: q, rate: v, unit: 'telegrams/s' })
+      if (typeof v === 'number' && /per_?s|rate|tps|perSec|telegrams/i.test(k))
+        rows.push({ scenario: 'decode', label: q, rate: v, unit: 'telegrams/s' })
       else if (typeof v === 'object') walk(v, q)
     }
   }
@@ -83,10 +100,21 @@ function decodeRows(raw: any): Row[] {
     const m = /^per_core\.(\w+)\.wasm_(.+)$/.exec(r.label)
     if (!m) continue
     const js = rows.find((x) => x.label === `per_core.${m[1]}.js_${m[2]}`)
-    if (js) Object.assign(r, { ceiling: { name: 'same logic in JS', rate: js.rate }, ratio: r.rate / js.rate })
+    if (js)
+      Object.assign(r, {
+        ceiling: { name: 'same logic in JS', rate: js.rate },
+        ratio: r.rate / js.rate,
+      })
   }
   const plain = rows.find((r) => r.label === 'per_core.plain.wasm_decoded_per_s')
   if (plain)
-    rows.push({ scenario: 'decode', label: 'plain WASM vs target 200 k/s/core', rate: plain.rate, unit: 'telegrams/s', ceiling: { name: 'target', rate: 200_000 }, ratio: plain.rate / 200_000 })
+    rows.push({
+      scenario: 'decode',
+      label: 'plain WASM vs target 200 k/s/core',
+      rate: plain.rate,
+      unit: 'telegrams/s',
+      ceiling: { name: 'target', rate: 200_000 },
+      ratio: plain.rate / 200_000,
+    })
   return rows
 }

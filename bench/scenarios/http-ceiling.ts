@@ -16,10 +16,19 @@ import { bodyFactory } from '../lib/bodies.js'
 const run = promisify(execFile)
 
 async function startCeiling(parse: boolean) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/lib/http-ceiling-server.ts'), parse ? 'parse' : 'raw'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/lib/http-ceiling-server.ts'),
+      parse ? 'parse' : 'raw',
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   const port = await new Promise<number>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (d: Buffer) => {
@@ -54,11 +63,22 @@ export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
               lanes: 16,
               warmupMs: ctx.warmupMs,
               durationMs: ctx.durationMs,
-              body: { kind: 'generic', batch, meters: Math.min(batch, 200), startMs: Date.UTC(2026, 0, 1), stepMs: 60_000 },
+              body: {
+                kind: 'generic',
+                batch,
+                meters: Math.min(batch, 200),
+                startMs: Date.UTC(2026, 0, 1),
+                stepMs: 60_000,
+              },
             },
             () => cpuMs(srv.child.pid!),
           )
-          const row = fromLoad('http-ceiling', `${parse ? 'JSON.parse' : 'no parse'}, batch ${batch}, c=16`, m, peakRssMiB(srv.child.pid!))
+          const row = fromLoad(
+            'http-ceiling',
+            `${parse ? 'JSON.parse' : 'no parse'}, batch ${batch}, c=16`,
+            m,
+            peakRssMiB(srv.child.pid!),
+          )
           row.rate = m.sentReadingsPerS
           rows.push(row)
           if (parse) ctx.shared.http.set(batch, row.rate)
@@ -66,7 +86,13 @@ export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
         // Is our load generator the bottleneck? The same server and a 1,000-reading body
         // through autocannon (its own process too), same connections and duration.
         if (parse && !ctx.tiny) {
-          const { make, readings } = bodyFactory({ kind: 'generic', batch: 1000, meters: 200, startMs: Date.UTC(2026, 0, 1), stepMs: 60_000 })
+          const { make, readings } = bodyFactory({
+            kind: 'generic',
+            batch: 1000,
+            meters: 200,
+            startMs: Date.UTC(2026, 0, 1),
+            stepMs: 60_000,
+          })
           const file = path.join(freshDir('ac'), 'body.json')
           fs.writeFileSync(file, make(0, 0))
           const secs = Math.max(2, Math.round((ctx.durationMs + ctx.warmupMs) / 1000))
@@ -74,11 +100,27 @@ export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
           try {
             const { stdout } = await run(
               process.execPath,
-              [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-c', '16', '-d', String(secs), '-m', 'POST',
-                '-H', 'content-type=application/json', '-i', file, '--json', `http://127.0.0.1:${srv.port}/api/v1/reportData`],
+              [
+                path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+                '-c',
+                '16',
+                '-d',
+                String(secs),
+                '-m',
+                'POST',
+                '-H',
+                'content-type=application/json',
+                '-i',
+                file,
+                '--json',
+                `http://127.0.0.1:${srv.port}/api/v1/reportData`,
+              ],
               { maxBuffer: 1 << 24 },
             )
-            const ac = JSON.parse(stdout) as { requests: { average: number }; latency: { p50: number; p99: number } }
+            const ac = JSON.parse(stdout) as {
+              requests: { average: number }
+              latency: { p50: number; p99: number }
+            }
             rows.push({
               scenario: 'http-ceiling',
               label: 'autocannon, batch 1000, c=16',
@@ -105,6 +147,8 @@ export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
   } finally {
     gen.close()
   }
-  notes.push('the ceiling server reads the whole body and JSON.parses it (a "no parse" variant runs in full mode); it does no auth, validation or storage.')
+  notes.push(
+    'the ceiling server reads the whole body and JSON.parses it (a "no parse" variant runs in full mode); it does no auth, validation or storage.',
+  )
   return { name: 'http-ceiling', rows, notes }
 }

@@ -5,7 +5,11 @@ import { LoadGen, type LoadConfig, type Measured } from '../lib/loadgen.js'
 import { benchTenant, startServer, type BenchServer } from '../lib/server.js'
 import type { BodySpec } from '../lib/bodies.js'
 
-export const LANES = 16
+/** lanes (each its own meters); closed-loop concurrency never exceeds it */
+/** meters per lane: 200 (tiny: 50, so the provisioning pass stays short) */
+export const metersFor = (ctx: { tiny: boolean }) => (ctx.tiny ? 50 : 200)
+export const lanesFor = (ctx: { tiny: boolean; quick: boolean }) =>
+  ctx.tiny ? 4 : ctx.quick ? 8 : 16
 export const STEP_MS = 60_000
 const DAY = 86_400_000
 
@@ -14,6 +18,8 @@ export interface IngestEnv {
   gen: LoadGen
   token: string
   ws: number
+  lanes: number
+  meters: number
   /** a fresh, later time base for each measured run (readings stay appends per meter) */
   nextStart(): number
   close(): Promise<void>
@@ -30,6 +36,8 @@ export async function ingestEnv(ctx: Ctx, name: string): Promise<IngestEnv> {
     gen,
     token,
     ws,
+    lanes: lanesFor(ctx),
+    meters: metersFor(ctx),
     nextStart: () => (start += 2 * DAY),
     async close() {
       gen.close()
@@ -38,7 +46,13 @@ export async function ingestEnv(ctx: Ctx, name: string): Promise<IngestEnv> {
   }
 }
 
-export function loadConfig(env: IngestEnv, ctx: Ctx, path: string, body: BodySpec, o: Partial<LoadConfig>): LoadConfig {
+export function loadConfig(
+  env: IngestEnv,
+  ctx: Ctx,
+  path: string,
+  body: BodySpec,
+  o: Partial<LoadConfig>,
+): LoadConfig {
   return {
     host: env.server.host,
     port: env.server.port,
@@ -46,7 +60,7 @@ export function loadConfig(env: IngestEnv, ctx: Ctx, path: string, body: BodySpe
     headers: { 'content-type': 'application/json', authorization: `Bearer ${env.token}` },
     mode: 'closed',
     connections: 4,
-    lanes: LANES,
+    lanes: env.lanes,
     warmupMs: ctx.warmupMs,
     durationMs: ctx.durationMs,
     body,
@@ -54,7 +68,10 @@ export function loadConfig(env: IngestEnv, ctx: Ctx, path: string, body: BodySpe
   }
 }
 
-export async function measure(env: IngestEnv, cfg: LoadConfig): Promise<{ m: Measured; insertMean: number; inserts: number }> {
+export async function measure(
+  env: IngestEnv,
+  cfg: LoadConfig,
+): Promise<{ m: Measured; insertMean: number; inserts: number }> {
   await env.server.insertStats() // reset the probe's counters
   const m = await env.gen.run(cfg, env.server.cpuMs)
   const st = await env.server.insertStats()

@@ -14,15 +14,28 @@ const run = promisify(execFile)
 export async function storageCeiling(ctx: Ctx): Promise<ScenarioResult> {
   const fixed = ctx.tiny ? [1000] : ctx.quick ? [1000, 5000] : [1000, 5000, 10_000, 20_000, 50_000]
   const observed = ctx.shared.insertSizes.filter((s) => s >= 50)
-  const sizes = [...new Set([...fixed, ...observed.map((s) => Math.round(s / 100) * 100 || s)])].sort((a, b) => a - b)
+  const sizes = [
+    ...new Set([...fixed, ...observed.map((s) => Math.round(s / 100) * 100 || s)]),
+  ].sort((a, b) => a - b)
   const seconds = ctx.tiny ? 1 : ctx.quick ? 1.5 : 5
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'bench/lib/storage-ceiling-child.ts'), JSON.stringify({ sizes, seconds })],
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/lib/storage-ceiling-child.ts'),
+      JSON.stringify({ sizes, seconds }),
+    ],
     { cwd: ROOT, maxBuffer: 1 << 24, timeout: 600_000 },
   )
   const out = JSON.parse(stdout.trim().split('\n').pop()!) as {
-    results: { rows: number; inserts: number; rowsPerS: number; msPerInsert: number; cpuMsPer1k: number }[]
+    results: {
+      rows: number
+      inserts: number
+      rowsPerS: number
+      msPerInsert: number
+      cpuMsPer1k: number
+    }[]
     peakRssMiB: number
   }
   const rows: Row[] = out.results.map((r) => {
@@ -43,7 +56,9 @@ export async function storageCeiling(ctx: Ctx): Promise<ScenarioResult> {
     rows,
     notes: [
       'p50 column = mean ms per INSERT. Same migrations (incl. the hourly rollup view) and row shape as the server; bodies prebuilt, one INSERT at a time (async_insert=0) like the group-commit writer.',
-      observed.length ? `insert sizes observed in ingest runs: ${observed.join(', ')} rows (mean per INSERT at each batch size's best closed-loop run).` : 'no ingest run preceded: fixed sizes only.',
+      observed.length
+        ? `insert sizes observed in ingest runs: ${observed.join(', ')} rows (mean per INSERT at each batch size's best closed-loop run).`
+        : 'no ingest run preceded: fixed sizes only.',
     ],
   }
 }
