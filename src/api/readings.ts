@@ -126,7 +126,7 @@ export function registerReadings(router: Router, s: Services): void {
     const rawBefore = w?.retention_days ? s.clock.now() - w.retention_days * 86_400_000 : undefined
     const { rows, total } = await aggregateReadings(
       s.store.sql,
-      { ...filter, rawBefore },
+      { ...filter, rawBefore, partsAware: !s.config.CLICKHOUSE_CLUSTER },
       aggregate,
       tz,
       pg,

@@ -3,7 +3,8 @@
 // A materialized view adds, for every inserted block, one row per (workspace, meter, kind,
 // UTC hour) with the sums over canonical values *and* two identity counters: `rows` (physical
 // rows inserted, every version and replay included) and `ids` (an exact set of the distinct
-// recorded_at values). While rows = uniqExact(ids) every reading identity of that hour was
+// recorded_at values, as a bitmap of millisecond offsets within the hour: exact, and about 20×
+// cheaper to read than a uniqExact state). While rows = cardinality(ids) every reading identity of that hour was
 // inserted exactly once, so the rollup sums equal the deduplicated readings. An hour where
 // they differ is "dirty" (a new version or a replay arrived) and is recomputed from the raw
 // readings with FINAL at query time. Hours at the edges of a query range that are only
@@ -16,19 +17,35 @@ export const ROLLUP_TABLE = 'readings_hourly'
 const COLUMNS = `workspace_id UInt64, meter_id UInt64, kind Enum8('consumption' = 1, 'saldo' = 2),
   bucket DateTime('UTC'),
   rows SimpleAggregateFunction(sum, UInt64),
-  ids AggregateFunction(uniqExact, DateTime64(3, 'UTC')),
+  ids AggregateFunction(groupBitmap, UInt32),
   cnt SimpleAggregateFunction(sum, UInt64),
   total SimpleAggregateFunction(sum, Float64),
   mn SimpleAggregateFunction(min, Nullable(Float64)),
   mx SimpleAggregateFunction(max, Nullable(Float64))`
 
 const SELECT = `SELECT workspace_id, meter_id, kind, toStartOfHour(recorded_at) AS bucket,
-  toUInt64(count()) AS rows, uniqExactState(recorded_at) AS ids,
+  toUInt64(count()) AS rows,
+  groupBitmapState(toUInt32(toUnixTimestamp64Milli(recorded_at) - toUnixTimestamp(toStartOfHour(recorded_at)) * 1000)) AS ids,
   toUInt64(count(canonical_value)) AS cnt, sum(ifNull(canonical_value, 0)) AS total,
   min(canonical_value) AS mn, max(canonical_value) AS mx`
 
-/** DDL of migration 4: the rollup table, its view, and a backfill of rows stored before it. */
+/**
+ * DDL of migration 5: the rollup table, its view, and a backfill of rows stored before it.
+ * Replaces migration 4's first version (uniqExact of DateTime64, too slow to read): drops it.
+ * Rows inserted between the view's creation and the backfill are counted twice in the rollup,
+ * which makes their hours dirty, never wrong.
+ */
 export function rollupStatements(o: SchemaOptions): string[] {
+  const c0 = o.cluster ? ` ON CLUSTER '${o.cluster}'` : ''
+  const drop = [
+    `DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv${c0}`,
+    `DROP TABLE IF EXISTS ${ROLLUP_TABLE}${c0}`,
+    ...(o.cluster ? [`DROP TABLE IF EXISTS ${ROLLUP_TABLE}_local${c0}`] : []),
+  ]
+  return [...drop, ...createStatements(o)]
+}
+
+function createStatements(o: SchemaOptions): string[] {
   const tail = 'PARTITION BY toYYYYMM(bucket) ORDER BY (workspace_id, meter_id, kind, bucket)'
   if (!o.cluster)
     return [

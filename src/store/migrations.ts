@@ -149,6 +149,11 @@ export const migrations: Migration[] = [
   },
   {
     version: 4,
+    name: 'hourly readings rollup, first version (superseded by 5)',
+    statements: () => [],
+  },
+  {
+    version: 5,
     name: 'hourly readings rollup (exact under versions and replays, docs/query.md)',
     statements: (o) => rollupStatements(o),
   },

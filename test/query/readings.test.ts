@@ -693,3 +693,30 @@ t.test('aggregates never show readings pruned by retention', async (t) => {
     ],
   )
 })
+
+t.test('duplicates inside one insert and after rollup merges are still counted once', async (t) => {
+  const m = await createMeter(s, a.token, { meter_identifier: 'dup-block', unit: 'kwh' })
+  const at = Date.parse('2025-04-10T10:15:00Z')
+  const r = { meter: m.id, at, value: 4 }
+  await insertReadings(s, a.workspaceId, [
+    r,
+    { ...r, flags: ['implausible_rate'] },
+    { meter: m.id, at: at + 60_000, value: 1 },
+  ])
+  const q = {
+    meter_id: m.id,
+    aggregate: 'hourly',
+    from: '2025-04-10T00:00:00Z',
+    to: '2025-04-10T23:59:59Z',
+  }
+  const one = await get(q)
+  t.match(one.body.data, [{ bucket_start: '2025-04-10 10:00:00', reading_count: 2, sum: 5 }])
+  await insertReadings(s, a.workspaceId, [{ ...r, version: 999_999_999 }])
+  await s.app.services.store.sql.exec('OPTIMIZE TABLE readings_hourly FINAL')
+  const merged = await get(q)
+  t.match(merged.body.data, [{ reading_count: 2, sum: 5, min: 1, max: 4 }])
+  // a backfill that changes the canonical value: the newest version wins
+  await insertReadings(s, a.workspaceId, [{ ...r, canonical: 10, version: 1_999_999_999 }])
+  const changed = await get(q)
+  t.match(changed.body.data, [{ reading_count: 2, sum: 11, min: 1, max: 10 }])
+})
