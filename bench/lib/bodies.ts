@@ -32,6 +32,8 @@ export type BodySpec =
       stepMs: number
     }
   | { kind: 'fixed'; body: string; readings: number }
+  /** a prebuilt pool of bodies of another spec, cycled (no per-request build cost) */
+  | { kind: 'pool'; of: BodySpec; size: number }
 
 export const genericMeter = (lane: number, i: number) => `g${lane}-${i}`
 export const webhookMeter = (lane: number, i: number) => `w${lane}-${i}`
@@ -45,6 +47,14 @@ export function bodyFactory(spec: BodySpec): {
   switch (spec.kind) {
     case 'fixed':
       return { readings: spec.readings, make: () => spec.body }
+    case 'pool': {
+      const inner = bodyFactory(spec.of)
+      const bodies = Array.from({ length: spec.size }, (_, i) =>
+        inner.make(i % 16, Math.floor(i / 16)),
+      )
+      let n = 0
+      return { readings: inner.readings, make: () => bodies[n++ % bodies.length]! }
+    }
     case 'generic': {
       const perMeter = Math.max(1, Math.round(spec.batch / spec.meters))
       const heads = new Map<number, string[]>()

@@ -2,7 +2,7 @@
 // then INSERTs of JSONEachRow rows shaped exactly like the meter actor's (src/actors/
 // meter-actor.ts) through the same ChdbSql.insertJsonEachRow the group-commit writer calls,
 // one INSERT at a time like the writer. Bodies are built before the clock starts: this is
-// chDB's cost alone. argv: JSON {sizes:number[], seconds:number}. Prints one JSON line.
+// chDB's cost alone. argv: JSON {sizes, seconds, meters}. Prints one JSON line.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -10,7 +10,11 @@ import { ChdbSql } from '../../src/store/chdb.js'
 import { migrate } from '../../src/store/migrations.js'
 import { cpuMs } from './proc.js'
 
-const { sizes, seconds } = JSON.parse(process.argv[2]!) as { sizes: number[]; seconds: number }
+const {
+  sizes,
+  seconds,
+  meters: lane,
+} = JSON.parse(process.argv[2]!) as { sizes: number[]; seconds: number; meters: number }
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-storage-'))
 const sql = new ChdbSql(dir)
 await migrate(sql, {})
@@ -24,9 +28,9 @@ function chTime(ms: number): string {
 let version = Date.now() * 1000
 let step = 0
 const start = Date.UTC(2026, 0, 1)
-// 200 meters per 1,000 rows, a rising saldo register, as the generic ingest scenario sends.
+// `meters` meters per body (a lane's), a rising saldo register, as the generic ingest scenario sends.
 function body(rows: number): string {
-  const meters = Math.min(rows, 200)
+  const meters = Math.min(rows, lane)
   let out = ''
   const now = chTime(Date.now())
   for (let k = 0; k < rows; k++) {
@@ -70,8 +74,8 @@ const results: {
 }[] = []
 for (const size of sizes) {
   const ready: string[] = []
-  // Enough distinct bodies for the time budget at a generous 400 k rows/s.
-  const count = Math.max(4, Math.min(400, Math.ceil((seconds * 400_000) / size)))
+  // (At most ~150 k rows/s worth: building bodies is slow; a faster chDB just ends early.)
+  const count = Math.max(4, Math.min(400, Math.ceil((seconds * 150_000) / size)))
   for (let i = 0; i < count; i++) ready.push(body(size))
   await sql.insertJsonEachRow('readings', ready[0]!) // warm
   const c0 = cpuMs(process.pid)

@@ -63,12 +63,18 @@ export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
               lanes: 16,
               warmupMs: ctx.warmupMs,
               durationMs: ctx.durationMs,
+              // Prebuilt bodies: at this rate building each body would make the generator
+              // the bottleneck (measured: 71 % of autocannon's rate when built per request).
               body: {
-                kind: 'generic',
-                batch,
-                meters: Math.min(batch, 200),
-                startMs: Date.UTC(2026, 0, 1),
-                stepMs: 60_000,
+                kind: 'pool',
+                size: 32,
+                of: {
+                  kind: 'generic',
+                  batch,
+                  meters: Math.min(batch, 200),
+                  startMs: Date.UTC(2026, 0, 1),
+                  stepMs: 60_000,
+                },
               },
             },
             () => cpuMs(srv.child.pid!),

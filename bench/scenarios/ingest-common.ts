@@ -6,8 +6,9 @@ import { benchTenant, startServer, type BenchServer } from '../lib/server.js'
 import type { BodySpec } from '../lib/bodies.js'
 
 /** lanes (each its own meters); closed-loop concurrency never exceeds it */
-/** meters per lane: 200 (tiny: 50, so the provisioning pass stays short) */
-export const metersFor = (ctx: { tiny: boolean }) => (ctx.tiny ? 50 : 200)
+/** meters per lane: 200 (quick 100, tiny 50, so the provisioning pass stays short) */
+export const metersFor = (ctx: { tiny: boolean; quick: boolean }) =>
+  ctx.tiny ? 50 : ctx.quick ? 100 : 200
 export const lanesFor = (ctx: { tiny: boolean; quick: boolean }) =>
   ctx.tiny ? 4 : ctx.quick ? 8 : 16
 export const STEP_MS = 60_000

@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import type { Ctx } from '../lib/context.js'
 import { round, type Row, type ScenarioResult } from '../lib/report.js'
 import { ROOT } from '../lib/server.js'
+import { metersFor } from './ingest-common.js'
 
 const run = promisify(execFile)
 
@@ -24,7 +25,7 @@ export async function storageCeiling(ctx: Ctx): Promise<ScenarioResult> {
       '--import',
       'tsx',
       path.join(ROOT, 'bench/lib/storage-ceiling-child.ts'),
-      JSON.stringify({ sizes, seconds }),
+      JSON.stringify({ sizes, seconds, meters: metersFor(ctx) }),
     ],
     { cwd: ROOT, maxBuffer: 1 << 24, timeout: 600_000 },
   )
