@@ -15,6 +15,8 @@ interface Proc {
   child: ChildProcess
   url: string
   exit: Promise<number | null>
+  /** SIGTERM, with a 30 s deadline for the exit. */
+  term(): void
   stderr: () => string
 }
 
@@ -37,6 +39,20 @@ async function start(opts: { termOnListen?: boolean } = {}): Promise<Proc> {
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
   const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)))
+  // A hang becomes a failure with the child's stderr, not a silent test-runner timeout.
+  const deadline = (what: string, ms: number) => {
+    const timer = setTimeout(() => {
+      process.stderr.write(`sigterm test: ${what} took over ${ms} ms; stderr:\n${stderr}\n`)
+      child.kill('SIGKILL')
+    }, ms)
+    void exit.finally(() => clearTimeout(timer))
+    return timer
+  }
+  const term = () => {
+    deadline('exit after SIGTERM', 30_000)
+    child.kill('SIGTERM')
+  }
+  const startTimer = deadline('start-up', 60_000)
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (d) => {
@@ -44,13 +60,14 @@ async function start(opts: { termOnListen?: boolean } = {}): Promise<Proc> {
       const m = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out)
       if (m) {
         // A supervisor may signal the moment it reads the line: handlers must be in place.
-        if (opts.termOnListen) child.kill('SIGTERM')
+        if (opts.termOnListen) term()
         resolve(m[1]!)
       }
     })
     void exit.then((c) => reject(new Error(`exited ${c} before listening: ${stderr}`)))
   })
-  return { child, url, exit, stderr: () => stderr }
+  clearTimeout(startTimer)
+  return { child, url, exit, term, stderr: () => stderr }
 }
 
 t.test('listening line, then SIGTERM answers in-flight requests and exits 0', async (t) => {
@@ -67,7 +84,7 @@ t.test('listening line, then SIGTERM answers in-flight requests and exits 0', as
     }),
   )
   await new Promise((r) => setTimeout(r, 15))
-  p.child.kill('SIGTERM')
+  p.term()
   const answers = await Promise.allSettled(writes)
   const code = await p.exit
   t.equal(code, 0, 'exit code 0')
@@ -91,7 +108,7 @@ t.test('listening line, then SIGTERM answers in-flight requests and exits 0', as
     Array.from({ length: 8 }, (_, i) => `inflight-${i}`).sort(),
     'every acknowledged workspace is there after a restart',
   )
-  again.child.kill('SIGTERM')
+  again.term()
   t.equal(await again.exit, 0)
 })
 
