@@ -72,6 +72,16 @@ t.test('quickstart (human) reads DATA_DIR/admin-token and prints working curl li
     child.stdout.on('data', (d) => (out += d))
     await new Promise((r) => child.on('exit', r))
     t.equal(JSON.parse(out).application, 'meterflow', 'the printed ping curl line works')
+    const reportLine = /^\s+(curl -sS -X POST \S+\/api\/v1\/reportData .*)$/m.exec(r.stdout)![1]!
+    const rc = spawn('sh', ['-c', reportLine], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let rout = ''
+    rc.stdout.on('data', (d) => (rout += d))
+    await new Promise((r) => rc.on('exit', r))
+    t.match(
+      JSON.parse(rout),
+      { accepted: 1, results: [{ meter: 'demo-1', status: 'created' }] },
+      'the printed reportData curl line stores the first reading',
+    )
   } else t.comment('curl not installed: printed curl line not executed')
 })
 
