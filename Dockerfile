@@ -13,8 +13,10 @@ ENV NODE_ENV=production \
 # needed to build (TypeScript, AssemblyScript); `prepare` would build before the sources
 # are copied, hence --ignore-scripts (no dependency needs its install script: chDB ships
 # its engine as an npm package, the others fall back to prebuilt or plain JS).
+# `npm install`, not `npm ci`: the lock file lacks the other platforms' optional
+# @chdb/lib-* entries, which `npm ci` refuses; the locked versions are kept either way.
 COPY package.json package-lock.json ./
-RUN npm ci --include=dev --ignore-scripts --no-audit --no-fund
+RUN npm install --include=dev --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY asm ./asm
