@@ -1,8 +1,10 @@
-// Decoder pool: Piscina workers, each with one WASM decoder instance.
+// Decoder pool: Piscina workers, each with one WASM decoder instance, with
+// meter affinity (each meter's telegrams always go to the same worker).
 import { Piscina } from 'piscina'
 import type { TelegramOutcome } from './telegram.js'
 import { readResults } from './wire.js'
 import { compileLayout, type FrameLayout, type FrameOutcome } from './frame-layout.js'
+import { affinityIndex } from './affinity.js'
 
 export type { TelegramOutcome } from './telegram.js'
 export type { FrameLayout, FrameOutcome } from './frame-layout.js'
@@ -47,46 +49,127 @@ export function packTelegrams(jobs: TelegramJob[]): ArrayBuffer {
   return ab
 }
 
+/**
+ * N single-thread Piscina instances ("shards"), one WASM decoder each. A
+ * telegram goes to the shard picked by its meter's link-layer identity
+ * (affinity.ts), so the compact-frame formats a worker learns from a meter's
+ * full frame are there when that meter's compact frames come. A batch is split
+ * per shard (one transferred buffer per sub-batch), the sub-batches run in
+ * parallel and the results are put back in job order. If a worker dies, its
+ * sub-batch (and so the batch) rejects; Piscina starts a new worker for that
+ * shard (minThreads 1), which starts with an empty format table.
+ */
 export class DecoderPool {
-  private readonly pool: Piscina
+  private readonly shards: Piscina[]
+  private readonly pending: number[]
+  private next = 0
 
   constructor(opts: DecoderPoolOptions) {
-    const n = Math.max(1, Math.floor(opts.workers))
-    this.pool = new Piscina({
-      filename: workerFile(),
-      minThreads: n,
-      maxThreads: n,
-      idleTimeout: 60_000,
-    })
+    const n = Math.max(1, Math.floor(opts.workers) || 1)
+    const filename = workerFile()
+    // stricterFIFO: a task that finds the worker busy goes back to the head
+    // of the queue (the default puts it at the tail), so each worker runs its
+    // sub-batches in submission order: a full frame submitted before a compact
+    // frame of the same meter is decoded first, even across concurrent batches
+    this.shards = Array.from(
+      { length: n },
+      () =>
+        new Piscina({
+          filename,
+          minThreads: 1,
+          maxThreads: 1,
+          idleTimeout: 60_000,
+          stricterFIFO: true,
+        }),
+    )
+    this.pending = new Array<number>(n).fill(0)
+  }
+
+  private async runOn<T>(i: number, task: unknown, transferList?: ArrayBuffer[]): Promise<T> {
+    this.pending[i]!++
+    try {
+      return (await this.shards[i]!.run(
+        task,
+        transferList ? { transferList: transferList as unknown as never } : undefined,
+      )) as T
+    } finally {
+      this.pending[i]!--
+    }
+  }
+
+  /** The least loaded shard, ties broken round-robin (for work without affinity). */
+  private anyShard(): number {
+    const n = this.shards.length
+    const s = this.next++ % n
+    let best = s
+    for (let k = 1; k < n; k++) {
+      const i = (s + k) % n
+      if (this.pending[i]! < this.pending[best]!) best = i
+    }
+    return best
+  }
+
+  private async runTelegrams(i: number, jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
+    const buf = packTelegrams(jobs)
+    const res = await this.runOn<ArrayBuffer>(i, { kind: 'telegrams', buf }, [buf])
+    return readResults(res, jobs.length)
   }
 
   async decodeTelegrams(jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
     if (jobs.length === 0) return []
-    const buf = packTelegrams(jobs)
-    const res = (await this.pool.run(
-      { kind: 'telegrams', buf },
-      { transferList: [buf] as unknown as never },
-    )) as ArrayBuffer
-    return readResults(res, jobs.length)
+    const n = this.shards.length
+    if (n === 1) return this.runTelegrams(0, jobs)
+    const route = new Uint32Array(jobs.length)
+    const counts = new Array<number>(n).fill(0)
+    for (let j = 0; j < jobs.length; j++) {
+      const i = affinityIndex(jobs[j]!.hex, n)
+      route[j] = i
+      counts[i]!++
+    }
+    const used = counts.filter((c) => c > 0).length
+    if (used === 1) return this.runTelegrams(route[0]!, jobs)
+    const parts: TelegramJob[][] = counts.map((c) => new Array<TelegramJob>(c))
+    const fill = new Array<number>(n).fill(0)
+    for (let j = 0; j < jobs.length; j++) {
+      const i = route[j]!
+      parts[i]![fill[i]!++] = jobs[j]!
+    }
+    const results = await Promise.all(
+      parts.map((p, i) => (p.length ? this.runTelegrams(i, p) : Promise.resolve([]))),
+    )
+    const out = new Array<TelegramOutcome>(jobs.length)
+    fill.fill(0)
+    for (let j = 0; j < jobs.length; j++) {
+      const i = route[j]!
+      out[j] = results[i]![fill[i]!++]!
+    }
+    return out
   }
 
   async decodeFrames(layout: FrameLayout, frames: string[]): Promise<FrameOutcome[]> {
     if (frames.length === 0) return []
     const compiled = compileLayout(layout)
-    const res = (await this.pool.run({ kind: 'frames', layout: compiled, frames })) as string
+    const res = await this.runOn<string>(this.anyShard(), {
+      kind: 'frames',
+      layout: compiled,
+      frames,
+    })
     return JSON.parse(res) as FrameOutcome[]
   }
 
-  /** Test hook: makes one worker exit mid-task. The returned promise rejects. */
+  /** Test hook: makes one worker exit mid-task (round-robin over the shards). The returned promise rejects. */
   crashOneWorkerForTest(): Promise<unknown> {
-    return this.pool.run({ kind: 'crash' })
+    return this.runOn(this.next++ % this.shards.length, { kind: 'crash' })
   }
 
+  /** Worker threads running now (one per shard; briefly fewer while a crashed one restarts). */
   get threads(): number {
-    return this.pool.threads.length
+    let t = 0
+    for (const s of this.shards) t += s.threads.length
+    return t
   }
 
   async destroy(): Promise<void> {
-    await this.pool.destroy()
+    await Promise.all(this.shards.map((s) => s.destroy()))
   }
 }
