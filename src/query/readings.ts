@@ -193,9 +193,19 @@ export async function aggregateReadings(
     if (f.from < h0) rawConds.push(`(${timeCond(f.from, Math.min(h0, f.to + 1), false)})`)
     if (h1 <= f.to) rawConds.push(`(${timeCond(h1, f.to, true)})`)
     if (dirty.length) {
+      // Dirty hours: newest version per identity without FINAL, so the hour filter (key
+      // columns only) runs as PREWHERE and other columns are read for those hours alone.
       const lo = Math.min(...dirty.map((d) => d.b)) * 1000
       const hi = Math.max(...dirty.map((d) => d.b)) * 1000 + HOUR
-      rawConds.push(`(${timeCond(lo, hi, false)} AND ${code('recorded_at')} IN (${dirtyList}))`)
+      const outFromRawTs = outFromRaw.replaceAll('recorded_at', 't')
+      parts.push(
+        `SELECT meter_id, kind, ${outFromRawTs} AS b, toUInt64(1) AS c, toFloat64(assumeNotNull(v)) AS s,
+                CAST(v, 'Nullable(Float64)') AS lo, CAST(v, 'Nullable(Float64)') AS hi
+         FROM (SELECT meter_id, kind, recorded_at AS t, argMax(tuple(canonical_value), version).1 AS v FROM readings
+               WHERE ${where} AND ${timeCond(lo, hi, false)} AND ${code('recorded_at')} IN (${dirtyList})
+               GROUP BY meter_id, kind, recorded_at)
+         WHERE v IS NOT NULL`,
+      )
     }
   } else rawConds.push(`(${timeCond(f.from, f.to, true)})`)
   if (rawConds.length)

@@ -720,3 +720,42 @@ t.test('duplicates inside one insert and after rollup merges are still counted o
   const changed = await get(q)
   t.match(changed.body.data, [{ reading_count: 2, sum: 11, min: 1, max: 10 }])
 })
+
+t.test(
+  'a newer version without a canonical value removes the reading from aggregates',
+  async (t) => {
+    const m = await createMeter(s, a.token, { meter_identifier: 'to-null', unit: 'kwh' })
+    const at = Date.parse('2025-04-11T10:15:00Z')
+    await insertReadings(s, a.workspaceId, [
+      { meter: m.id, at, value: 4, version: 1 },
+      { meter: m.id, at: at + 60_000, value: 1, version: 1 },
+    ])
+    await insertReadings(s, a.workspaceId, [
+      {
+        meter: m.id,
+        at,
+        value: 4,
+        unit: 'm3',
+        canonical: null,
+        flags: ['unit_mismatch'],
+        version: 2,
+      },
+    ])
+    const r = await get({
+      meter_id: m.id,
+      aggregate: 'daily',
+      from: '2025-04-11T00:00:00Z',
+      to: '2025-04-11T23:59:59.999Z',
+    })
+    t.match(r.body.data, [{ reading_count: 1, sum: 1 }])
+    const raw = await get({
+      meter_id: m.id,
+      from: '2025-04-11T00:00:00Z',
+      to: '2025-04-11T23:59:59Z',
+    })
+    t.same(
+      raw.body.data.map((x: any) => x.canonical_value),
+      [null, 1],
+    )
+  },
+)
