@@ -14,7 +14,14 @@ const {
   sizes,
   seconds,
   meters: lane,
-} = JSON.parse(process.argv[2]!) as { sizes: number[]; seconds: number; meters: number }
+  noRollup = [],
+} = JSON.parse(process.argv[2]!) as {
+  sizes: number[]
+  seconds: number
+  meters: number
+  /** sizes measured again after dropping the hourly rollup view (what the view costs) */
+  noRollup?: number[]
+}
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-storage-'))
 const sql = new ChdbSql(dir)
 await migrate(sql, {})
@@ -66,13 +73,14 @@ function body(rows: number): string {
 }
 
 const results: {
+  rollup: boolean
   rows: number
   inserts: number
   rowsPerS: number
   msPerInsert: number
   cpuMsPer1k: number
 }[] = []
-for (const size of sizes) {
+async function measure(size: number, rollup: boolean) {
   const ready: string[] = []
   // (At most ~150 k rows/s worth: building bodies is slow; a faster chDB just ends early.)
   const count = Math.max(4, Math.min(400, Math.ceil((seconds * 150_000) / size)))
@@ -86,12 +94,18 @@ for (const size of sizes) {
   const ms = performance.now() - t0
   const cpu = cpuMs(process.pid) - c0
   results.push({
+    rollup,
     rows: size,
     inserts,
     rowsPerS: (inserts * size) / (ms / 1000),
     msPerInsert: ms / inserts,
     cpuMsPer1k: (cpu / (inserts * size)) * 1000,
   })
+}
+for (const size of sizes) await measure(size, true)
+if (noRollup.length) {
+  await sql.exec('DROP VIEW IF EXISTS readings_hourly_mv')
+  for (const size of noRollup) await measure(size, false)
 }
 const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'latin1'))
 process.stdout.write(
