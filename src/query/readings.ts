@@ -8,6 +8,8 @@ import { wholeHourZone } from './time.js'
 const HOUR = 3_600_000
 /** Dirty hours named in one query at most (≈ 20 bytes each, twice, under max_query_size). */
 export const MAX_DIRTY_HOURS = 5000
+/** Up to this many (meter × hour) keys the dirty check groups every hour directly. */
+const PLAIN_CHECK_HOURS = 50_000
 
 export type Kind = 'consumption' | 'saldo'
 
@@ -26,6 +28,8 @@ export interface RangeFilter {
   rawBefore?: number
   /** False on a cluster (Distributed tables have no parts): check every hour by GROUP BY. */
   partsAware?: boolean
+  /** Up to this many (meter × hour) keys the dirty check is a plain GROUP BY (tests set 0). */
+  plainCheckHours?: number
 }
 
 export interface Page {
@@ -155,8 +159,10 @@ export async function aggregateReadings(
     // present only in the largest part of their partition need no GROUP BY: that keeps the
     // check near a plain read instead of a hash aggregation over every hour.
     const inRange = `${where} AND bucket >= toDateTime(${h0 / 1000}, 'UTC') AND bucket < toDateTime(${h1 / 1000}, 'UTC')`
+    // Few hours (one meter × a year is 8,760): a plain GROUP BY is cheaper than the part look-up.
+    const hours = f.meterIds.length * ((h1 - h0) / HOUR)
     const suspect =
-      f.partsAware === false
+      f.partsAware === false || hours <= (f.plainCheckHours ?? PLAIN_CHECK_HOURS)
         ? ''
         : `AND (rows != bitmapCardinality(ids) OR (meter_id, kind, bucket) IN (
          SELECT meter_id, kind, bucket FROM ${ROLLUP_TABLE} WHERE ${inRange} AND _part NOT IN (
