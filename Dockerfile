@@ -30,5 +30,7 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# npm forwards SIGTERM to the service, which drains, flushes and exits 0.
-CMD ["npm", "start"]
+# What `npm start` runs, started directly: npm passes SIGTERM to its `sh -c` but not on to
+# node, so under `npm start` a `docker stop` would orphan the service instead of draining
+# it. Run directly, node gets the SIGTERM, drains, flushes and exits 0.
+CMD ["node", "dist/main.js"]
