@@ -41,7 +41,8 @@ export interface App {
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock
-  const log = opts.logger ?? pino({ level: config.LOG_LEVEL, redact: ['req.headers.authorization'] })
+  const log =
+    opts.logger ?? pino({ level: config.LOG_LEVEL, redact: ['req.headers.authorization'] })
   fs.mkdirSync(config.DATA_DIR, { recursive: true })
 
   let coord: Coord

@@ -6,7 +6,10 @@ export const ErrorTable = {
   Unauthenticated: { status: 401, message: 'Unauthenticated.' },
   PlanLimit: { status: 402, message: 'The workspace is at its plan meter limit.' },
   MissingScope: { status: 403, message: 'This token lacks the scope required by this endpoint.' },
-  Forbidden: { status: 403, message: 'The token creator lacks the permission required by this endpoint.' },
+  Forbidden: {
+    status: 403,
+    message: 'The token creator lacks the permission required by this endpoint.',
+  },
   NotFound: { status: 404, message: 'Not found.' },
   MethodNotAllowed: { status: 405, message: 'Method not allowed.' },
   GroupConflict: { status: 409, message: 'Conflict.' },
@@ -27,7 +30,12 @@ export class ApiError extends Error {
   readonly errors: FieldErrors | undefined
   readonly extra: Record<string, unknown> | undefined
 
-  constructor(code: ErrorCode, message?: string, errors?: FieldErrors, extra?: Record<string, unknown>) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    errors?: FieldErrors,
+    extra?: Record<string, unknown>,
+  ) {
     super(message ?? ErrorTable[code].message)
     this.code = code
     this.status = ErrorTable[code].status

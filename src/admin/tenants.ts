@@ -18,7 +18,9 @@ const WorkspaceFields = {
   retention_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
 }
 export const WorkspaceCreate = Type.Object(WorkspaceFields, { additionalProperties: false })
-export const WorkspacePatch = Type.Partial(Type.Object(WorkspaceFields), { additionalProperties: false })
+export const WorkspacePatch = Type.Partial(Type.Object(WorkspaceFields), {
+  additionalProperties: false,
+})
 export const UserCreate = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' }),
@@ -48,7 +50,8 @@ export function newSecret(prefix: string): string {
 
 export function registerTenantAdmin(router: Router, s: Services): void {
   const { tenants } = s
-  const workspace = async (id: number) => (await tenants.getWorkspace(id)) ?? notFound('workspace', id)
+  const workspace = async (id: number) =>
+    (await tenants.getWorkspace(id)) ?? notFound('workspace', id)
 
   adminRoute(router, s, 'POST', '/workspaces', async (req) => {
     const b = check(WorkspaceCreate, req.json())
@@ -61,7 +64,9 @@ export function registerTenantAdmin(router: Router, s: Services): void {
     return json(201, { data: w })
   })
 
-  adminRoute(router, s, 'GET', '/workspaces', async () => json(200, { data: await tenants.listWorkspaces() }))
+  adminRoute(router, s, 'GET', '/workspaces', async () =>
+    json(200, { data: await tenants.listWorkspaces() }),
+  )
 
   adminRoute(router, s, 'GET', '/workspaces/:ws', async (req) =>
     json(200, { data: await workspace(idParam(req, 'ws')) }),
@@ -97,7 +102,11 @@ export function registerTenantAdmin(router: Router, s: Services): void {
     const id = idParam(req, 'user')
     const u = (await tenants.getUser(id)) ?? notFound('user', id)
     const b = check(UserPatch, req.json())
-    const next = { ...u, ...b, permissions: b.permissions ? [...new Set(b.permissions)] : u.permissions }
+    const next = {
+      ...u,
+      ...b,
+      permissions: b.permissions ? [...new Set(b.permissions)] : u.permissions,
+    }
     await tenants.saveUser(next)
     // Taking `groups.manage` away must bite on the user's tokens at once, on every instance.
     s.auth.invalidate()
@@ -138,7 +147,8 @@ export function registerTenantAdmin(router: Router, s: Services): void {
   adminRoute(router, s, 'DELETE', '/tokens/:id', async (req) => {
     const id = idParam(req, 'id')
     const t = (await tenants.getToken(id)) ?? notFound('token', id)
-    if (!t.revoked_at) await tenants.saveToken({ ...t, revoked_at: new Date(s.clock.now()).toISOString() })
+    if (!t.revoked_at)
+      await tenants.saveToken({ ...t, revoked_at: new Date(s.clock.now()).toISOString() })
     s.auth.invalidate()
     await s.coord.publish('invalidate', 'auth').catch(() => {})
     return json(200, { data: { id, revoked: true } })

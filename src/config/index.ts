@@ -55,12 +55,15 @@ function coerce(name: string, raw: string): unknown {
   if (numeric.has(name)) return /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw
   if (name === 'EVENT_RETRY_DELAYS_MS')
     return raw.split(',').map((s) => (/^\d+$/.test(s.trim()) ? Number(s) : s))
-  if (name === 'EVENT_BLOCK_PRIVATE_TARGETS') return ['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())
+  if (name === 'EVENT_BLOCK_PRIVATE_TARGETS')
+    return ['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())
   return raw
 }
 
 /** Reads the environment once. Throws ConfigError naming the variable on a bad value. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+): Readonly<Config> {
   const input: Record<string, unknown> = {}
   for (const name of Object.keys(Config.properties)) {
     const raw = env[name]
@@ -70,7 +73,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const first = Value.Errors(Config, withDefaults).First()
   if (first) {
     const name = first.path.split('/')[1] ?? '?'
-    throw new ConfigError(`invalid environment variable ${name}=${JSON.stringify(env[name])}: ${first.message}`)
+    throw new ConfigError(
+      `invalid environment variable ${name}=${JSON.stringify(env[name])}: ${first.message}`,
+    )
   }
   const config = withDefaults as Config
   config.DATA_DIR = path.resolve(config.DATA_DIR)

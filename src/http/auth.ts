@@ -93,7 +93,10 @@ export class Authenticator {
     if (need.groupsManage) {
       const user = await this.user(token.user_id)
       if (!user || !user.permissions.includes('groups.manage'))
-        throw apiError('Forbidden', "The token's creator no longer holds the groups.manage permission.")
+        throw apiError(
+          'Forbidden',
+          "The token's creator no longer holds the groups.manage permission.",
+        )
     }
     return {
       workspaceId: token.workspace_id,

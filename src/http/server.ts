@@ -136,11 +136,18 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
         ip,
         responseHeaders: {},
         json<T>(): T {
-          if (body.length === 0) throw validationError({ body: ['A JSON body is required.'] }, 'A JSON body is required.')
+          if (body.length === 0)
+            throw validationError(
+              { body: ['A JSON body is required.'] },
+              'A JSON body is required.',
+            )
           try {
             return JSON.parse(body.toString('utf8')) as T
           } catch (e) {
-            throw validationError({ body: [`Body is not valid JSON: ${(e as Error).message}`] }, 'Body is not valid JSON.')
+            throw validationError(
+              { body: [`Body is not valid JSON: ${(e as Error).message}`] },
+              'Body is not valid JSON.',
+            )
           }
         },
       }
@@ -151,10 +158,12 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
         fail(err, request)
         return done()
       }
-      Promise.resolve(result).then(
-        (out) => respond(out, request),
-        (err) => fail(err, request),
-      ).finally(done)
+      Promise.resolve(result)
+        .then(
+          (out) => respond(out, request),
+          (err) => fail(err, request),
+        )
+        .finally(done)
     })
   })
 

@@ -25,7 +25,11 @@ export interface HttpResponse {
   headers?: Record<string, string>
 }
 
-export const json = (status: number, body: unknown, headers?: Record<string, string>): HttpResponse => ({
+export const json = (
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+): HttpResponse => ({
   status,
   body,
   headers,

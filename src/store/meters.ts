@@ -146,7 +146,11 @@ export class MeterRepo {
   async list(ws: number): Promise<Meter[]> {
     const all = [...(await this.index(ws)).byId.values()]
     return all.sort((a, b) =>
-      a.meter_identifier < b.meter_identifier ? -1 : a.meter_identifier > b.meter_identifier ? 1 : 0,
+      a.meter_identifier < b.meter_identifier
+        ? -1
+        : a.meter_identifier > b.meter_identifier
+          ? 1
+          : 0,
     )
   }
 
@@ -227,7 +231,8 @@ export class MeterRepo {
     await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, this.store.version())))
     const idx = await this.index(m.workspace_id)
     const old = idx.byId.get(m.id)
-    if (old && old.meter_identifier !== m.meter_identifier) idx.byIdentifier.delete(old.meter_identifier)
+    if (old && old.meter_identifier !== m.meter_identifier)
+      idx.byIdentifier.delete(old.meter_identifier)
     idx.byId.set(m.id, m)
     idx.byIdentifier.set(m.meter_identifier, m)
     await this.announce(m.workspace_id)

@@ -17,9 +17,36 @@ export interface Profile {
 }
 
 export const BUILTIN_PROFILES: readonly Profile[] = [
-  { key: 'generic', version: 1, name: 'Generic', kind: null, unit: null, decoder: null, status_map: null, builtin: true },
-  { key: 'wmbus_oms', version: 1, name: 'Wireless M-Bus / OMS', kind: 'saldo', unit: null, decoder: null, status_map: null, builtin: true },
-  { key: 'pulse_counter', version: 1, name: 'Pulse counter', kind: null, unit: null, decoder: null, status_map: null, builtin: true },
+  {
+    key: 'generic',
+    version: 1,
+    name: 'Generic',
+    kind: null,
+    unit: null,
+    decoder: null,
+    status_map: null,
+    builtin: true,
+  },
+  {
+    key: 'wmbus_oms',
+    version: 1,
+    name: 'Wireless M-Bus / OMS',
+    kind: 'saldo',
+    unit: null,
+    decoder: null,
+    status_map: null,
+    builtin: true,
+  },
+  {
+    key: 'pulse_counter',
+    version: 1,
+    name: 'Pulse counter',
+    kind: null,
+    unit: null,
+    decoder: null,
+    status_map: null,
+    builtin: true,
+  },
 ]
 
 export class ProfileRepo {

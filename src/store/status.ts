@@ -19,6 +19,7 @@ export async function latestStatuses(
     meterIds ? { ws, ids: meterIds } : { ws },
   )
   const out = new Map<number, LatestStatus>()
-  for (const r of rows) out.set(Number(r.meter_id), { statuses: r.statuses, reported_at: isoFromCh(r.at)! })
+  for (const r of rows)
+    out.set(Number(r.meter_id), { statuses: r.statuses, reported_at: isoFromCh(r.at)! })
   return out
 }

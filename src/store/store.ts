@@ -68,7 +68,9 @@ export class Store {
   async nextId(table: keyof typeof SEQUENCES): Promise<number> {
     const col = SEQUENCES[table]
     return this.coord.nextId(table, async () => {
-      const [r] = await this.sql.query<{ m: string }>(`SELECT toUInt64(max(${col})) AS m FROM ${table}`)
+      const [r] = await this.sql.query<{ m: string }>(
+        `SELECT toUInt64(max(${col})) AS m FROM ${table}`,
+      )
       return Number(r?.m ?? 0)
     })
   }

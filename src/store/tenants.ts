@@ -76,7 +76,10 @@ export class TenantRepo {
   }
 
   private async put(table: string, row: Record<string, unknown>): Promise<void> {
-    await this.sql.insertJsonEachRow(table, JSON.stringify({ ...row, version: this.store.version() }))
+    await this.sql.insertJsonEachRow(
+      table,
+      JSON.stringify({ ...row, version: this.store.version() }),
+    )
   }
 
   async createWorkspace(w: Omit<Workspace, 'id' | 'created_at'>): Promise<Workspace> {
@@ -88,16 +91,25 @@ export class TenantRepo {
 
   async saveWorkspace(w: Workspace): Promise<void> {
     const { id, created_at, ...rest } = w
-    await this.put('workspaces', { workspace_id: id, ...rest, created_at: chTime(new Date(created_at)) })
+    await this.put('workspaces', {
+      workspace_id: id,
+      ...rest,
+      created_at: chTime(new Date(created_at)),
+    })
   }
 
   async getWorkspace(id: number): Promise<Workspace | null> {
-    const [r] = await this.sql.query('SELECT * FROM workspaces FINAL WHERE workspace_id = {id:UInt64}', { id })
+    const [r] = await this.sql.query(
+      'SELECT * FROM workspaces FINAL WHERE workspace_id = {id:UInt64}',
+      { id },
+    )
     return r ? workspaceFromRow(r) : null
   }
 
   async listWorkspaces(): Promise<Workspace[]> {
-    return (await this.sql.query('SELECT * FROM workspaces FINAL ORDER BY workspace_id')).map(workspaceFromRow)
+    return (await this.sql.query('SELECT * FROM workspaces FINAL ORDER BY workspace_id')).map(
+      workspaceFromRow,
+    )
   }
 
   async createUser(u: Omit<User, 'id'>): Promise<User> {
@@ -118,9 +130,12 @@ export class TenantRepo {
 
   async listUsers(workspaceId: number): Promise<User[]> {
     return (
-      await this.sql.query('SELECT * FROM users FINAL WHERE workspace_id = {ws:UInt64} ORDER BY id', {
-        ws: workspaceId,
-      })
+      await this.sql.query(
+        'SELECT * FROM users FINAL WHERE workspace_id = {ws:UInt64} ORDER BY id',
+        {
+          ws: workspaceId,
+        },
+      )
     ).map(userFromRow)
   }
 
@@ -141,7 +156,9 @@ export class TenantRepo {
   }
 
   async getToken(id: number): Promise<ApiToken | null> {
-    const [r] = await this.sql.query('SELECT * FROM api_tokens FINAL WHERE id = {id:UInt64}', { id })
+    const [r] = await this.sql.query('SELECT * FROM api_tokens FINAL WHERE id = {id:UInt64}', {
+      id,
+    })
     return r ? tokenFromRow(r) : null
   }
 

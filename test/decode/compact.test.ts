@@ -27,7 +27,8 @@ function compact(id: number, litres: number, headers = HDRS): string {
   const sig = crc16(Buffer.from(headers.join(''), 'hex'), 0, headers.join('').length / 2)
   const v = litres.toString(16).padStart(8, '0')
   const le = v.slice(6, 8) + v.slice(4, 6) + v.slice(2, 4) + v.slice(0, 2)
-  const sigLe = (sig & 0xff).toString(16).padStart(2, '0') + (sig >> 8).toString(16).padStart(2, '0')
+  const sigLe =
+    (sig & 0xff).toString(16).padStart(2, '0') + (sig >> 8).toString(16).padStart(2, '0')
   return frame(`442D2C${idHex(id)}1B1679${sigLe}0000${le}1200${le}`)
 }
 

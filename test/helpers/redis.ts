@@ -46,7 +46,14 @@ export async function startRedis(): Promise<RedisHandle> {
     const db = 1 + ((process.pid + dbCounter++) % 15)
     u.pathname = `/${db}`
     const noop = async () => {}
-    return { url: u.toString(), port: Number(u.port || 6379), stop: noop, restartEmpty: noop, kill: noop, start: noop }
+    return {
+      url: u.toString(),
+      port: Number(u.port || 6379),
+      stop: noop,
+      restartEmpty: noop,
+      kill: noop,
+      start: noop,
+    }
   }
   const port = await freePort()
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-redis-'))
@@ -54,7 +61,18 @@ export async function startRedis(): Promise<RedisHandle> {
   const start = async () => {
     proc = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+      ],
       { stdio: 'ignore' },
     )
     for (let i = 0; i < 100; i++) {
