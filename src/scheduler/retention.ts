@@ -2,6 +2,7 @@
 // readings older than the cut-off by `recorded_at` and status reports by `reported_at` are
 // deleted. `pruned` counts distinct rows (every stored version of one reading is one row).
 import type { Services } from '../services.js'
+import { deleteRollup } from '../query/rollup.js'
 import { chTime } from '../store/sql.js'
 
 const DAY_MS = 86_400_000
@@ -25,6 +26,8 @@ export async function pruneRetention(s: Services, now: number): Promise<{ pruned
       `DELETE FROM readings WHERE workspace_id = {ws:UInt64} AND recorded_at < {cutoff:DateTime64(3, 'UTC')}`,
       p,
     )
+    // The hourly rollup of pruned hours goes too (queries read those hours raw anyway).
+    await deleteRollup(s.store.sql, w.id, { before: now - Number(w.retention_days) * DAY_MS })
     await s.store.sql.exec(
       `DELETE FROM status_reports WHERE workspace_id = {ws:UInt64} AND reported_at < {cutoff:DateTime64(3, 'UTC')}`,
       p,
