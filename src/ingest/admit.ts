@@ -32,11 +32,12 @@ export async function admitBatch(
   items: PreparedItem[],
 ): Promise<AdmittedItem[]> {
   let workspace: Workspace | null | undefined
+  const meterOf = await deps.meters.lookup(ws)
   const resolved = new Map<string, { meter: Meter; created: boolean } | { refused: ItemStatus }>()
 
   for (const it of items) {
     if (resolved.has(it.identifier)) continue
-    let meter = await deps.meters.byIdentifier(ws, it.identifier)
+    let meter = meterOf(it.identifier)
     let created = false
     if (!meter) {
       workspace ??= await deps.tenants.getWorkspace(ws)

@@ -49,7 +49,7 @@ export interface PreparedItem {
   statuses: string[] | null
   /** A per-item outcome decided before admission (telegram outcomes). */
   rejection?: { status: ItemStatus; reason?: string }
-  /** Kept on the stored reading. */
+  /** JSON text of what the device sent, kept on the stored reading. */
   rawPayload: string
   /** Telegram awaiting decoding with the meter's key (if any). */
   telegram?: { hex: string; encrypted: boolean }
@@ -85,6 +85,19 @@ export async function prepareBatch(
         `The ${prefix} field may contain at most ${deps.maxItems} items (got ${items.length}).`,
       ],
     })
+
+  // One await per batch for meters and profiles; per item only synchronous look-ups.
+  const meterOf = await deps.meters.lookup(ws)
+  const profiles = await deps.profiles.all(ws)
+  const latest = new Map<string, Profile>()
+  const exact = new Map<string, Profile>()
+  for (const p of profiles) {
+    exact.set(`${p.key}@${p.version}`, p)
+    const l = latest.get(p.key)
+    if (!l || p.version > l.version) latest.set(p.key, p)
+  }
+  const profileOf = (key: string, version?: number): Profile | null =>
+    (version === undefined ? latest.get(key) : exact.get(`${key}@${version}`)) ?? null
 
   const errors: FieldErrors = {}
   const add = (key: string, msg: string) => ((errors[key] ??= []).push(msg), undefined)
@@ -154,10 +167,10 @@ export async function prepareBatch(
     }
 
     // Profile assignment (api-v1.md, "Profile assignment of a meter").
-    const meter = await deps.meters.byIdentifier(ws, identifier)
+    const meter = meterOf(identifier)
     let profile: Profile | null
     if (declaredKey !== undefined) {
-      profile = await deps.profiles.get(ws, declaredKey)
+      profile = profileOf(declaredKey)
       if (!profile) {
         add(`${key}.profile`, `Unknown profile ${declaredKey}.`)
         continue
@@ -180,14 +193,14 @@ export async function prepareBatch(
       batchProfiles.set(identifier, declaredKey)
       // The meter keeps its own version of a profile it is already on.
       if (meter && meter.profile_key === declaredKey)
-        profile = (await deps.profiles.get(ws, declaredKey, meter.profile_version)) ?? profile
+        profile = profileOf(declaredKey, meter.profile_version) ?? profile
     } else {
       const assigned = batchProfiles.get(identifier) ?? meter?.profile_key ?? 'generic'
       profile =
         meter && assigned === meter.profile_key
-          ? await deps.profiles.get(ws, meter.profile_key, meter.profile_version)
-          : await deps.profiles.get(ws, assigned)
-      profile ??= await deps.profiles.get(ws, 'generic')
+          ? profileOf(meter.profile_key, meter.profile_version)
+          : profileOf(assigned)
+      profile ??= profileOf('generic')
     }
 
     const base = {
@@ -369,7 +382,8 @@ async function decodeTelegrams(decoder: DecoderPool, prepared: PreparedItem[]): 
       it.readings = [{ kind: 'saldo', value: o.value, unit: o.unit }]
       it.rawFlags = o.rawFlags
       it.statuses = o.statuses
-      it.rawPayload = JSON.stringify({ telegram: it.telegram!.hex, decoded: o.records })
+      // final JSON text built by the decoder worker: {"telegram":hex,"decoded":{link,records}}
+      it.rawPayload = o.rawPayload
     } else if (o.status === 'invalid') {
       // inspectTelegram passed, so the frame is well formed; the decoder found more.
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }

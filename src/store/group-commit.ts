@@ -7,6 +7,7 @@ import type { Sql } from './sql.js'
 
 interface Pending {
   chunks: string[]
+  counts: number[]
   rows: number
   waiters: { resolve: () => void; reject: (e: unknown) => void }[]
 }
@@ -35,8 +36,9 @@ export class GroupCommit {
   write(jsonEachRow: string, rows: number): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      const p = (this.pending ??= { chunks: [], rows: 0, waiters: [] })
+      const p = (this.pending ??= { chunks: [], counts: [], rows: 0, waiters: [] })
       p.chunks.push(jsonEachRow)
+      p.counts.push(rows)
       p.rows += rows
       p.waiters.push({ resolve, reject })
       if (!this.running) this.kick()
@@ -63,7 +65,7 @@ export class GroupCommit {
         let n = 0
         while (i < batch.chunks.length && (n === 0 || n < this.maxRows)) {
           body += batch.chunks[i]
-          n += countLines(batch.chunks[i]!)
+          n += batch.counts[i]!
           i++
         }
         await this.sql.insertJsonEachRow(this.table, body)
@@ -86,10 +88,4 @@ export class GroupCommit {
       await this.running?.catch(() => {})
     }
   }
-}
-
-function countLines(s: string): number {
-  let n = 0
-  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++
-  return n
 }

@@ -125,6 +125,12 @@ export class MeterRepo {
     return idx
   }
 
+  /** A synchronous identifier look-up for one batch (one await instead of one per item). */
+  async lookup(ws: number): Promise<(identifier: string) => Meter | null> {
+    const idx = await this.index(ws)
+    return (identifier) => idx.byIdentifier.get(identifier) ?? null
+  }
+
   async byIdentifier(ws: number, identifier: string): Promise<Meter | null> {
     return (await this.index(ws)).byIdentifier.get(identifier) ?? null
   }

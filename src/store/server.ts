@@ -51,6 +51,7 @@ export class ServerSql implements Sql {
       table,
       values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows]),
       format: 'JSONEachRow',
+      clickhouse_settings: { input_format_json_read_objects_as_strings: 1 },
     })
   }
 

@@ -9,16 +9,40 @@ export interface Sql {
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>
   /** Runs a statement without a result (DDL, ALTER, lightweight DELETE). */
   exec(sql: string, params?: Params): Promise<void>
-  /** Inserts rows given as JSONEachRow bytes (one JSON object per line). */
+  /**
+   * Inserts rows given as JSONEachRow bytes (one JSON object per line). A JSON object given
+   * for a String column is stored as its JSON text.
+   */
   insertJsonEachRow(table: string, rows: Buffer | string): Promise<void>
   close(): Promise<void>
   readonly kind: 'chdb' | 'server'
 }
 
-/** Formats a Date or epoch ms as ClickHouse DateTime64(3) text in UTC. */
+const DAY_MS = 86_400_000
+let cachedDay = NaN
+let cachedDate = ''
+const pad2 = (n: number) => (n < 10 ? '0' + n : String(n))
+const pad3 = (n: number) => (n < 10 ? '00' + n : n < 100 ? '0' + n : String(n))
+
+/**
+ * Formats a Date or epoch ms as ClickHouse DateTime64(3) text in UTC
+ * (`2026-11-22 06:45:00.123`). Runs for every stored reading, so the date part is cached
+ * and the time of day is formatted by hand.
+ */
 export function chTime(t: Date | number): string {
-  const iso = (typeof t === 'number' ? new Date(t) : t).toISOString()
-  return iso.slice(0, 10) + ' ' + iso.slice(11, 23)
+  const ms = typeof t === 'number' ? t : t.getTime()
+  const day = Math.floor(ms / DAY_MS)
+  if (day !== cachedDay) {
+    cachedDay = day
+    cachedDate = new Date(day * DAY_MS).toISOString().slice(0, 10) + ' '
+  }
+  let r = ms - day * DAY_MS
+  const milli = r % 1000
+  r = (r - milli) / 1000
+  const sec = r % 60
+  r = (r - sec) / 60
+  const min = r % 60
+  return cachedDate + pad2((r - min) / 60) + ':' + pad2(min) + ':' + pad2(sec) + '.' + pad3(milli)
 }
 
 /** Parses ClickHouse DateTime64 text (UTC) back to epoch ms. */

@@ -33,6 +33,10 @@ export function intervalRate(
   if (kind === 'consumption') {
     if (b.v < 0) return null
     amount = b.v
+  } else if (b.v >= a.v) {
+    // The common case, without the allocation of a classified step (this runs ~25 times
+    // per inserted reading).
+    amount = b.v - a.v
   } else {
     const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
     if (step.type === 'decrease') return null
