@@ -7,17 +7,10 @@ import { check } from '../http/validate.js'
 import { AlertRepo, alertView, type AlertRuleType } from '../scheduler/alerts.js'
 import type { Services } from '../services.js'
 import { CANONICAL_STATUSES } from './profiles.js'
+import { FLAG_ORDER } from '../actors/quality/types.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-const QUALITY_FLAGS = [
-  'unit_mismatch',
-  'negative_consumption',
-  'implausible_rate',
-  'saldo_mismatch',
-  'saldo_decrease',
-  'rollover_wrap',
-  'meter_exchange',
-] as const
+const QUALITY_FLAGS = FLAG_ORDER
 
 const literals = (xs: readonly string[]) => Type.Union(xs.map((x) => Type.Literal(x)))
 export const RuleBase = Type.Object(

@@ -9,17 +9,10 @@ import { check } from '../http/validate.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { Services } from '../services.js'
 import { BUILTIN_PROFILES, type Profile } from '../store/profiles.js'
+import { CANONICAL_STATUSES } from '../ingest/statuses.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-export const CANONICAL_STATUSES = [
-  'leak',
-  'burst',
-  'dry',
-  'reverse',
-  'tamper',
-  'low_battery',
-  'error',
-] as const
+export { CANONICAL_STATUSES }
 
 export const ProfileCreate = Type.Object(
   {

@@ -11,6 +11,7 @@ import type { ProfileRepo } from '../store/profiles.js'
 import type { TenantRepo } from '../store/tenants.js'
 import { admitBatch } from './admit.js'
 import { prepareBatch, type PreparedItem } from './prepare.js'
+import { isCanonicalStatus } from './statuses.js'
 import type { Ingest, IngestOutcome, IngestRequest, ItemResult, ItemStatus } from './types.js'
 
 export interface PipelineDeps {
@@ -27,24 +28,14 @@ export interface PipelineDeps {
   onOutcome?: (ws: number, source: IngestRequest['source'], outcome: IngestOutcome) => void
 }
 
-const CANONICAL_STATUSES = new Set([
-  'leak',
-  'burst',
-  'dry',
-  'reverse',
-  'tamper',
-  'low_battery',
-  'error',
-])
-
 /** Raw flags → canonical statuses through the profile; an unknown flag is `error`. */
 function mapStatuses(it: PreparedItem): string[] {
   if (it.statuses) return it.statuses
   const map = it.profile.status_map ?? {}
   const out = new Set<string>()
   for (const f of it.rawFlags ?? []) {
-    const mapped = map[f] ?? (CANONICAL_STATUSES.has(f) ? f : 'error')
-    out.add(CANONICAL_STATUSES.has(mapped) ? mapped : 'error')
+    const mapped = map[f] ?? (isCanonicalStatus(f) ? f : 'error')
+    out.add(isCanonicalStatus(mapped) ? mapped : 'error')
   }
   return [...out]
 }
