@@ -13,16 +13,26 @@ export type TelegramOutcome =
       unit: 'kwh' | 'm3' | null
       rawFlags: string[]
       statuses: string[]
+      /**
+       * The stored raw payload, final JSON text:
+       * `{"telegram":"<hex>","decoded":{"link":{…},"records":[…]}}`. From the pool it is built
+       * in the worker, so the main thread never materialises record objects.
+       */
+      rawPayload: string
+      /** `{ link, records }`; from the pool parsed lazily out of rawPayload on read. */
       records: unknown
     }
   | { status: 'rejected_unconfigured'; reason: string }
   | { status: 'rejected_undecodable'; reason: string }
   | { status: 'invalid'; reason: string }
 
-const SCHEME_NAMES = ['none', 'tpl_mode5', 'tpl_mode7', 'ell_aes_ctr', 'mfct_aes_cbc']
+const HEX2: string[] = Array.from(
+  { length: 256 },
+  (_, n) => (n < 16 ? '0' : '') + n.toString(16).toUpperCase(),
+)
 
 function hex2(n: number): string {
-  return (n < 16 ? '0' : '') + n.toString(16).toUpperCase()
+  return HEX2[n] ?? (n < 16 ? '0' : '') + n.toString(16).toUpperCase()
 }
 
 export function printedId(id: number): string {
@@ -208,6 +218,7 @@ function hexOf(F: Uint8Array, off: number, len: number): string {
 }
 
 const FUNCS = ['instantaneous', 'maximum', 'minimum', 'error']
+const DLL_CRC_NAMES = ['none', 'A', 'B']
 
 /** Decoded records (JSON-able) for the stored raw payload. */
 export function buildRecords(core: DecoderCore): unknown[] {
@@ -276,7 +287,7 @@ export function linkInfo(core: DecoderCore): Record<string, unknown> {
   }
   if (wired) info.address = CTRL[S.WIRED_ADDR]
   else {
-    info.dll_crc = ['none', 'A', 'B'][CTRL[S.DLLCRC]!]
+    info.dll_crc = DLL_CRC_NAMES[CTRL[S.DLLCRC]!]
     info.dll_id = printedId(CTRL[S.DLL_ID]!)
   }
   if (CTRL[S.HAS_ID]) {
@@ -293,6 +304,102 @@ export function linkInfo(core: DecoderCore): Record<string, unknown> {
   info.encrypted = CTRL[S.ENCRYPTED] === 1
   info.decrypted = CTRL[S.DECRYPTED] === 1
   return info
+}
+
+// JSON text of `{ link: linkInfo(core), records: buildRecords(core) }` written directly,
+// without the intermediate objects: the worker builds every stored raw payload with it.
+// Must stay byte-identical to JSON.stringify of those objects
+// (test/decode/raw-payload.test.ts checks every vector and fuzzed frames).
+
+/** A JSON number the way JSON.stringify writes one (non-finite becomes null). */
+function jnum(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null'
+}
+
+/** Chars from F bytes: JSON.stringify escapes what needs escaping. */
+const jstr = JSON.stringify as (s: string) => string
+
+function linkJson(core: DecoderCore): string {
+  const { CTRL } = core
+  const wired = CTRL[S.FRAME] === 2
+  let s = wired ? '{"frame":"mbus","c":"' : '{"frame":"wmbus","c":"'
+  s += hex2(CTRL[S.C]!) + '","ci":['
+  const nci = Math.min(4, CTRL[S.NCI]!)
+  for (let i = 0; i < nci; i++) s += (i ? ',"' : '"') + hex2(CTRL[S.CI0 + i]!) + '"'
+  s += ']'
+  if (wired) s += ',"address":' + jnum(CTRL[S.WIRED_ADDR]!)
+  else {
+    const crc = DLL_CRC_NAMES[CTRL[S.DLLCRC]!]
+    if (crc !== undefined) s += ',"dll_crc":"' + crc + '"'
+    s += ',"dll_id":"' + printedId(CTRL[S.DLL_ID]!) + '"'
+  }
+  if (CTRL[S.HAS_ID]) {
+    s +=
+      ',"id":"' + printedId(CTRL[S.ID]!) + '","manufacturer":' + jstr(manufacturer(CTRL[S.ID_M]!))
+    s += ',"version":"' + hex2(CTRL[S.VER]!) + '","device_type":"' + hex2(CTRL[S.TYPE]!) + '"'
+  }
+  if (CTRL[S.ST]! >= 0) {
+    s += ',"access_number":' + jnum(CTRL[S.ACC]!) + ',"status_byte":"' + hex2(CTRL[S.ST]!)
+    s += '","security_mode":' + jnum(CTRL[S.SEC]!)
+  }
+  s += CTRL[S.ENCRYPTED] === 1 ? ',"encrypted":true' : ',"encrypted":false'
+  s += CTRL[S.DECRYPTED] === 1 ? ',"decrypted":true}' : ',"decrypted":false}'
+  return s
+}
+
+function recordsJson(core: DecoderCore): string {
+  const { CTRL, REC, F } = core
+  const n = CTRL[S.NREC]!
+  const sel = CTRL[S.SEL]!
+  let s = '['
+  for (let i = 0; i < n; i++) {
+    const o = i * REC_W
+    const qty = REC[o + R.QTY]!
+    const dtype = REC[o + R.DTYPE]!
+    const hdr = REC[o + R.HDR_OFF]!
+    const doff = REC[o + R.DATA_OFF]!
+    const dlen = REC[o + R.DATA_LEN]!
+    const exp = REC[o + R.EXP]!
+    const [name, unit0] = QUANTITIES[qty] ?? ['unknown', null]
+    let unit: string | null = unit0
+    let value: string
+    if (dtype === D.NUMBER) {
+      if (unit === 'time') {
+        unit = TIME_UNITS[exp] ?? null
+        value = jnum(REC[o + R.VALUE]!)
+      } else value = jnum(scaled(REC[o + R.VALUE]!, exp))
+    } else if (dtype === D.STRING) {
+      let t = ''
+      for (let k = dlen - 1; k >= 0; k--) t += String.fromCharCode(F[doff + k]!)
+      value = jstr(t)
+    } else if (dtype === D.BYTES || dtype === D.INVALID) value = '"' + hexOf(F, doff, dlen) + '"'
+    else if (dtype === D.NONE) value = 'null'
+    else value = '"' + formatDate(dtype, REC[o + R.VALUE]!) + '"'
+    if (unit === 'time') unit = TIME_UNITS[exp] ?? null
+    const textOff = REC[o + R.TEXT_OFF]!
+    if (textOff >= 0) {
+      let t = ''
+      const tl = F[textOff]!
+      for (let k = tl; k >= 1; k--) t += String.fromCharCode(F[textOff + k]!)
+      unit = t
+    }
+    if (i) s += ','
+    s += '{"header":"' + hexOf(F, hdr, doff - hdr) + '","quantity":"' + name + '","value":' + value
+    s += ',"unit":' + (unit === null ? 'null' : textOff >= 0 ? jstr(unit) : '"' + unit + '"')
+    s += ',"storage":' + jnum(REC[o + R.STORAGE]!) + ',"tariff":' + jnum(REC[o + R.TARIFF]!)
+    s += ',"subunit":' + jnum(REC[o + R.SUBUNIT]!)
+    const fn = FUNCS[REC[o + R.FUNC]!]
+    if (fn !== undefined) s += ',"function":"' + fn + '"'
+    if (REC[o + R.MOD]) s += ',"vife":"' + hex2(REC[o + R.VIFE0]! & 0xff) + '"'
+    if (dtype === D.INVALID) s += ',"invalid":true'
+    s += i === sel ? ',"selected":true}' : '}'
+  }
+  return s + ']'
+}
+
+/** `JSON.stringify({ link: linkInfo(core), records: buildRecords(core) })`, built directly. */
+export function decodedJson(core: DecoderCore): string {
+  return '{"link":' + linkJson(core) + ',"records":' + recordsJson(core) + '}'
 }
 
 export function identifierOf(core: DecoderCore): string {
@@ -319,13 +426,12 @@ export function reasonOf(core: DecoderCore, fallback: number): string {
   return REASONS[r || fallback] ?? 'undecodable'
 }
 
-/** Builds the full outcome after runTelegram. */
-export function outcomeOf(core: DecoderCore, code: number): TelegramOutcome {
+/** Builds the full outcome after runTelegram (`hex`: the telegram as sent, for rawPayload). */
+export function outcomeOf(core: DecoderCore, code: number, hex = ''): TelegramOutcome {
   if (code === RC.OK) {
     const { value, unit } = selectedValue(core)
     const { rawFlags, statuses } = statusFlags(core.CTRL[S.ST]!, core.CTRL[S.ERRFLAGS]!)
-    const scheme = SCHEME_NAMES[0]
-    void scheme
+    const records = { link: linkInfo(core), records: buildRecords(core) }
     return {
       status: 'ok',
       identifier: identifierOf(core),
@@ -333,7 +439,8 @@ export function outcomeOf(core: DecoderCore, code: number): TelegramOutcome {
       unit,
       rawFlags,
       statuses,
-      records: { link: linkInfo(core), records: buildRecords(core) },
+      rawPayload: JSON.stringify({ telegram: hex, decoded: records }),
+      records,
     }
   }
   if (code === RC.INVALID) return { status: 'invalid', reason: reasonOf(core, E.NOT_DECODED) }
@@ -374,5 +481,5 @@ export function decodeTelegramSync(
   if (k === 'bad') return { status: 'rejected_undecodable', reason: 'key must be 32 hex digits' }
   const len = writeHex(core, hex)
   if (len < 0) return { status: 'invalid', reason: REASONS[E.TOO_LONG]! }
-  return outcomeOf(core, runTelegram(core, len, k))
+  return outcomeOf(core, runTelegram(core, len, k), hex)
 }

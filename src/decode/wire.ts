@@ -1,14 +1,15 @@
 // Compact worker -> main thread result format: one transferable ArrayBuffer per
-// batch. Per telegram (8-byte aligned): Int32 header [code, reason, frameLen,
-// nrec], then for decoded telegrams CTRL (64 x i32), the frame bytes (padded
-// to 8) and nrec record rows (REC_W doubles). Records are turned into JSON
-// objects lazily, only when someone reads `records`.
+// batch. Per telegram (8-byte aligned): Int32 header [code, reason, jsonLen, unit],
+// then for decoded telegrams Int32 [st, errFlags, hasId, id or wired address],
+// Float64 value, and the stored raw payload as UTF-8 JSON text
+// (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`, padded to 8),
+// built in the worker. The main thread only slices that text into a string: it
+// never builds record objects (`records` is parsed out of the text on read).
 import type { DecoderCore } from './core.js'
-import { RC, REASONS, E, REC_W, S } from './layout.js'
+import { RC, REASONS, E, S } from './layout.js'
 import {
-  buildRecords,
-  linkInfo,
-  identifierOf,
+  decodedJson,
+  printedId,
   selectedValue,
   statusFlags,
   type TelegramOutcome,
@@ -19,10 +20,17 @@ export const REASON_INTERNAL = 254
 
 const pad8 = (n: number) => (n + 7) & ~7
 
+const UNITS = [null, 'kwh', 'm3'] as const
+const PRE = Buffer.from('{"telegram":"', 'latin1')
+const MID = Buffer.from('","decoded":', 'latin1')
+const OK_HEAD = 16 + 16 + 8
+
 export class ResultWriter {
   private buf = new ArrayBuffer(1 << 20)
   private u8 = new Uint8Array(this.buf)
+  private b = Buffer.from(this.buf)
   private i32 = new Int32Array(this.buf)
+  private f64 = new Float64Array(this.buf)
   private pos = 0
 
   private ensure(n: number): void {
@@ -33,7 +41,9 @@ export class ResultWriter {
     new Uint8Array(nb).set(this.u8.subarray(0, this.pos))
     this.buf = nb
     this.u8 = new Uint8Array(nb)
+    this.b = Buffer.from(nb)
     this.i32 = new Int32Array(nb)
+    this.f64 = new Float64Array(nb)
   }
 
   reset(): void {
@@ -50,25 +60,37 @@ export class ResultWriter {
     this.pos += 16
   }
 
-  full(core: DecoderCore, code: number): void {
-    const flen = Math.min(core.CTRL[S.END]!, core.F.length)
-    const nrec = code === RC.OK ? core.CTRL[S.NREC]! : 0
-    const need = 16 + 256 + pad8(flen) + nrec * REC_W * 8
-    this.ensure(need)
+  /**
+   * A decoded telegram (core state after runTelegram returned OK); `hex` holds the
+   * telegram's ASCII hex digits as sent (all hex: the decoder accepted them).
+   */
+  ok(core: DecoderCore, hex: Uint8Array): void {
+    const { CTRL } = core
+    const decoded = decodedJson(core)
+    // UTF-8 needs at most 2 bytes per char here (every char is < U+0100), 3 is safe anyway
+    this.ensure(OK_HEAD + PRE.length + hex.length + MID.length + 3 * decoded.length + 8)
     const h = this.pos >> 2
-    this.i32[h] = code
-    this.i32[h + 1] = core.CTRL[S.REASON]!
-    this.i32[h + 2] = flen
-    this.i32[h + 3] = nrec
-    let p = this.pos + 16
-    this.i32.set(core.CTRL, p >> 2)
-    p += 256
-    this.u8.set(core.F.subarray(0, flen), p)
-    p += pad8(flen)
-    if (nrec > 0)
-      new Float64Array(this.buf, p, nrec * REC_W).set(core.REC.subarray(0, nrec * REC_W))
-    p += nrec * REC_W * 8
-    this.pos = p
+    const { value, unit } = selectedValue(core)
+    this.i32[h] = RC.OK
+    this.i32[h + 1] = CTRL[S.REASON]!
+    this.i32[h + 3] = unit === 'kwh' ? 1 : unit === 'm3' ? 2 : 0
+    this.i32[h + 4] = CTRL[S.ST]!
+    this.i32[h + 5] = CTRL[S.ERRFLAGS]!
+    this.i32[h + 6] = CTRL[S.HAS_ID]!
+    this.i32[h + 7] = CTRL[S.HAS_ID] ? CTRL[S.ID]! : CTRL[S.WIRED_ADDR]!
+    this.f64[(this.pos + 32) >> 3] = value
+    let p = this.pos + OK_HEAD
+    const start = p
+    this.u8.set(PRE, p)
+    p += PRE.length
+    this.u8.set(hex, p)
+    p += hex.length
+    this.u8.set(MID, p)
+    p += MID.length
+    p += this.b.write(decoded, p, 'utf8')
+    this.u8[p++] = 0x7d // }
+    this.i32[h + 2] = p - start
+    this.pos = start + pad8(p - start)
   }
 
   /** Copy of the written bytes, ready for transfer. */
@@ -84,20 +106,35 @@ function reasonText(code: number, reason: number): string {
   return REASONS[reason || E.NOT_DECODED] ?? 'undecodable'
 }
 
+/** An ok outcome read from the wire; `records` is parsed out of rawPayload on read (tests, back-compat). */
+class DecodedTelegram {
+  readonly status = 'ok' as const
+  constructor(
+    readonly identifier: string,
+    readonly value: number,
+    readonly unit: 'kwh' | 'm3' | null,
+    readonly rawFlags: string[],
+    readonly statuses: string[],
+    readonly rawPayload: string,
+  ) {}
+
+  get records(): unknown {
+    return (JSON.parse(this.rawPayload) as { decoded: unknown }).decoded
+  }
+}
+
 export function readResults(buf: ArrayBuffer, count: number): TelegramOutcome[] {
   const i32 = new Int32Array(buf)
-  const u8 = new Uint8Array(buf)
+  const f64 = new Float64Array(buf, 0, buf.byteLength >> 3)
+  const b = Buffer.from(buf)
   const out: TelegramOutcome[] = new Array(count)
   let pos = 0
   for (let i = 0; i < count; i++) {
     const h = pos >> 2
     const code = i32[h]!,
-      reason = i32[h + 1]!,
-      flen = i32[h + 2]!,
-      nrec = i32[h + 3]!
-    pos += 16
+      reason = i32[h + 1]!
     if (code !== RC.OK) {
-      if (flen > 0) pos += 256 + pad8(flen)
+      pos += 16
       out[i] =
         code === RC.INVALID
           ? { status: 'invalid', reason: reasonText(code, reason) }
@@ -106,33 +143,18 @@ export function readResults(buf: ArrayBuffer, count: number): TelegramOutcome[] 
             : { status: 'rejected_undecodable', reason: reasonText(code, reason) }
       continue
     }
-    const CTRL = new Int32Array(buf, pos, 64)
-    pos += 256
-    const F = u8.subarray(pos, pos + flen)
-    pos += pad8(flen)
-    const REC = new Float64Array(buf, pos, nrec * REC_W)
-    pos += nrec * REC_W * 8
-    const view = { CTRL, F, REC } as unknown as DecoderCore
-    const { value, unit } = selectedValue(view)
-    const { rawFlags, statuses } = statusFlags(CTRL[S.ST]!, CTRL[S.ERRFLAGS]!)
-    const o = {
-      status: 'ok',
-      identifier: identifierOf(view),
-      value,
-      unit,
+    const jsonLen = i32[h + 2]!
+    const { rawFlags, statuses } = statusFlags(i32[h + 4]!, i32[h + 5]!)
+    const start = pos + OK_HEAD
+    out[i] = new DecodedTelegram(
+      i32[h + 6] ? printedId(i32[h + 7]!) : 'p' + i32[h + 7]!,
+      f64[(pos + 32) >> 3]!,
+      UNITS[i32[h + 3]!] ?? null,
       rawFlags,
       statuses,
-    } as TelegramOutcome & { records?: unknown }
-    let cache: unknown
-    Object.defineProperty(o, 'records', {
-      enumerable: true,
-      configurable: true,
-      get() {
-        cache ??= { link: linkInfo(view), records: buildRecords(view) }
-        return cache
-      },
-    })
-    out[i] = o
+      b.toString('utf8', start, start + jsonLen),
+    )
+    pos = start + pad8(jsonLen)
   }
   return out
 }

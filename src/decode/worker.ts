@@ -1,5 +1,5 @@
 // Piscina worker: one WASM decoder instance per thread; a batch arrives as one
-// transferred ArrayBuffer and leaves as one JSON string.
+// transferred ArrayBuffer and leaves as one (see wire.ts; the raw payload JSON is built here).
 import { loadWasmCore } from './core.js'
 import { Piscina } from 'piscina'
 import { runTelegram } from './telegram.js'
@@ -43,7 +43,8 @@ export function handleTelegrams(buf: ArrayBuffer): ArrayBuffer {
       dp += len
       continue
     }
-    core.IN.set(bytes.subarray(dp, dp + len))
+    const hex = bytes.subarray(dp, dp + len)
+    core.IN.set(hex)
     dp += len
     let code: number
     try {
@@ -53,7 +54,7 @@ export function handleTelegrams(buf: ArrayBuffer): ArrayBuffer {
       writer.simple(RC.UNDECODABLE, REASON_INTERNAL)
       continue
     }
-    if (code === RC.OK) writer.full(core, code)
+    if (code === RC.OK) writer.ok(core, hex)
     else if (code === RC.NEED_CRYPTO) writer.simple(RC.UNDECODABLE, E.UNSUPPORTED_SEC)
     else writer.simple(code, code === RC.UNCONFIGURED ? E.ENCRYPTED_NO_KEY : core.CTRL[41]!)
   }
