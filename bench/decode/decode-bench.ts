@@ -163,7 +163,7 @@ export async function runDecodeBench({ quick }: { quick: boolean }): Promise<obj
     pool[`${name}_per_s`] = await poolRate(s[name]!, workers, quick ? total / 4 : total, 1000)
   }
   return {
-    note: 'per_core = one thread on this machine; pool = 2 workers, batches of 1000, records built lazily (not read)',
+    note: 'per_core = one thread on this machine; pool = 2 workers, batches of 1000, raw payload JSON built in the worker',
     vectors: Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.length])),
     per_core: perCore,
     pool: { workers, ...pool },
