@@ -213,7 +213,12 @@ export async function prepareBatch(
       meter,
       rawFlags: null,
       statuses: null,
-      rawPayload: JSON.stringify(hasPayload ? item.payload : item),
+      // Telegrams get theirs from the decoder (telegram + decoded records); a rejected
+      // telegram stores nothing, so its payload is never serialised here.
+      rawPayload:
+        hasPayload && profile!.key === 'wmbus_oms'
+          ? ''
+          : JSON.stringify(hasPayload ? item.payload : item),
     }
     const p = profile!
 
