@@ -46,6 +46,9 @@ export function rollupStatements(o: SchemaOptions): string[] {
 }
 
 function createStatements(o: SchemaOptions): string[] {
+  // Monthly partitions. Yearly ones (one part per meter-year) made 1 meter × year ~25 % faster
+  // but 1,000 meters × month 4× slower (key analysis over 1,000 meter ranges in a year's part):
+  // measured, not adopted (docs/query.md).
   const tail = 'PARTITION BY toYYYYMM(bucket) ORDER BY (workspace_id, meter_id, kind, bucket)'
   if (!o.cluster)
     return [
