@@ -21,6 +21,7 @@ export interface GroupCommitStats {
 export class GroupCommit {
   private pending: Pending | null = null
   private running: Promise<void> | null = null
+  private scheduled = false
   readonly stats: GroupCommitStats = { inserts: 0, rows: 0, lastInsertMs: 0 }
   /** Called after each insert with its row count and duration (metrics). */
   onInsert: ((rows: number, ms: number) => void) | null = null
@@ -41,7 +42,15 @@ export class GroupCommit {
       p.counts.push(rows)
       p.rows += rows
       p.waiters.push({ resolve, reject })
-      if (!this.running) this.kick()
+      // Start on the next microtask, not now: the other meters of the same request hand in
+      // their rows within the same tick, and one INSERT instead of two saves a round in chDB.
+      if (!this.running && !this.scheduled) {
+        this.scheduled = true
+        queueMicrotask(() => {
+          this.scheduled = false
+          if (!this.running) this.kick()
+        })
+      }
     })
   }
 
