@@ -33,4 +33,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # What `npm start` runs, started directly: npm passes SIGTERM to its `sh -c` but not on to
 # node, so under `npm start` a `docker stop` would orphan the service instead of draining
 # it. Run directly, node gets the SIGTERM, drains, flushes and exits 0.
-CMD ["node", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=64", "dist/main.js"]
