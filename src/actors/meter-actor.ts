@@ -156,38 +156,45 @@ export class MeterActor {
     const tl = this.timeline ?? (await this.hydrate())
     const ws = meter.workspace_id
     const verdicts = new Map<number, ActorVerdict>()
-    const sorted = [...readings].sort(
-      (a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1),
-    )
+    const sorted =
+      readings.length > 1
+        ? [...readings].sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
+        : readings
 
-    // Duplicates: same identity twice in this request, in the window, or (older than the
-    // newest stored of its kind and outside the window) in ClickHouse.
+    // Duplicates: same identity twice in this request (adjacent once sorted), in the
+    // window, or (older than the newest stored of its kind and outside the window) in
+    // ClickHouse.
     const fresh: ActorReading[] = []
-    const seenNow = new Set<string>()
-    const ask: ActorReading[] = []
+    let ask: ActorReading[] | null = null
+    let prev: ActorReading | null = null
     for (const r of sorted) {
-      const k = key(r.kind, r.recordedAt)
-      if (seenNow.has(k) || tl.has(r.kind, r.recordedAt)) {
+      const again = prev !== null && prev.recordedAt === r.recordedAt && prev.kind === r.kind
+      prev = r
+      if (again || tl.has(r.kind, r.recordedAt)) {
         verdicts.set(r.ref, 'duplicate')
         continue
       }
-      seenNow.add(k)
-      if (r.recordedAt <= this.latest[r.kind]) ask.push(r)
+      if (r.recordedAt <= this.latest[r.kind]) (ask ??= []).push(r)
       fresh.push(r)
     }
-    const stored = await this.env.history.existing(
-      ws,
-      meter.id,
-      ask.map((r) => ({ kind: r.kind, t: r.recordedAt })),
-    )
-    const created: ActorReading[] = []
-    for (const r of fresh) {
-      if (stored.has(key(r.kind, r.recordedAt))) verdicts.set(r.ref, 'duplicate')
-      else created.push(r)
+    let created = fresh
+    if (ask) {
+      const stored = await this.env.history.existing(
+        ws,
+        meter.id,
+        ask.map((r) => ({ kind: r.kind, t: r.recordedAt })),
+      )
+      created = []
+      for (const r of fresh) {
+        if (stored.has(key(r.kind, r.recordedAt))) verdicts.set(r.ref, 'duplicate')
+        else created.push(r)
+      }
     }
 
     try {
-      const rows = new Map<string, RowOut>()
+      const rows: RowOut[] = []
+      // Keys of this turn's new rows, built only when a neighbour's flags changed.
+      let own: Map<string, RowOut> | null = null
       const changed = new Map<string, QualityFlag[]>()
       const now = chTime(this.env.now())
       for (const r of created) {
@@ -217,7 +224,7 @@ export class MeterActor {
           verdicts.set(r.ref, 'duplicate')
           continue
         }
-        rows.set(key(r.kind, r.recordedAt), {
+        rows.push({
           kind: r.kind,
           recordedAt: chTime(r.recordedAt),
           value: r.value,
@@ -236,9 +243,14 @@ export class MeterActor {
       // Neighbours whose flags changed: new rows of this turn are amended in place, stored
       // ones are written again as a new version (ReplacingMergeTree keeps the newest).
       const restate: { kind: string; t: number }[] = []
+      if (changed.size) {
+        own = new Map()
+        for (const row of rows)
+          own.set(`${row.kind}:${Date.parse(row.recordedAt.replace(' ', 'T') + 'Z')}`, row)
+      }
       for (const [k, flags] of changed) {
-        const own = rows.get(k)
-        if (own) own.flags = flags
+        const mine = own!.get(k)
+        if (mine) mine.flags = flags
         else {
           const [kind, t] = k.split(':')
           restate.push({ kind: kind!, t: Number(t) })
@@ -249,7 +261,7 @@ export class MeterActor {
           key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')),
         )
         if (!flags) continue
-        rows.set(`restate:${old.kind}:${old.recorded_at}`, {
+        rows.push({
           kind: old.kind,
           recordedAt: old.recorded_at,
           value: Number(old.value),
@@ -291,13 +303,13 @@ export class MeterActor {
       }
 
       let body = ''
-      for (const row of rows.values()) body += rowLine(ws, meter.id, row)
+      for (const row of rows) body += rowLine(ws, meter.id, row)
       // No multi-table transaction in ClickHouse: status reports go first, and are taken
       // back (by their exact versions) if the readings cannot be stored, so a failed turn
       // leaves nothing behind and its retry stores both.
       await this.env.store.statusReports.write(statusRows, statusCount)
       try {
-        await this.env.store.readings.write(body, rows.size)
+        await this.env.store.readings.write(body, rows.length)
       } catch (err) {
         if (statusCount)
           await this.env.store.sql

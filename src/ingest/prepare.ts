@@ -203,7 +203,8 @@ export async function prepareBatch(
       profile ??= profileOf('generic')
     }
 
-    const base = {
+    // One object per item, filled in below (no spread copies: this runs for every reading).
+    const base: PreparedItem = {
       index: i,
       identifier,
       recordedAt,
@@ -219,6 +220,12 @@ export async function prepareBatch(
         hasPayload && profile!.key === 'wmbus_oms'
           ? ''
           : JSON.stringify(hasPayload ? item.payload : item),
+      kind: 'saldo',
+      readings: [],
+      pulse: undefined,
+      rejection: undefined,
+      telegram: undefined,
+      frame: undefined,
     }
     const p = profile!
 
@@ -227,13 +234,9 @@ export async function prepareBatch(
         add(`${key}.payload`, 'The generic profile takes kind, value and unit, not a payload.')
         continue
       }
-      prepared.push({
-        ...base,
-        kind: item.kind as Kind,
-        readings: [
-          { kind: item.kind as Kind, value: item.value as number, unit: item.unit as Unit },
-        ],
-      })
+      base.kind = item.kind as Kind
+      base.readings = [{ kind: base.kind, value: item.value as number, unit: item.unit as Unit }]
+      prepared.push(base)
       continue
     }
     if (!hasPayload) {
@@ -252,12 +255,9 @@ export async function prepareBatch(
         add(`${key}.payload`, 'The payload must carry pulses and/or pulse_delta.')
         continue
       }
-      prepared.push({
-        ...base,
-        kind: pp.pulses !== undefined ? 'saldo' : 'consumption',
-        readings: [],
-        pulse: pp,
-      })
+      base.kind = pp.pulses !== undefined ? 'saldo' : 'consumption'
+      base.pulse = pp
+      prepared.push(base)
       continue
     }
 
@@ -272,12 +272,8 @@ export async function prepareBatch(
         add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
         continue
       }
-      prepared.push({
-        ...base,
-        kind: 'saldo',
-        readings: [],
-        telegram: { hex, encrypted: inspection.encrypted },
-      })
+      base.telegram = { hex, encrypted: inspection.encrypted }
+      prepared.push(base)
       continue
     }
 
@@ -296,13 +292,11 @@ export async function prepareBatch(
         )
         continue
       }
-      prepared.push({
-        ...base,
-        kind,
-        readings: [{ kind, value: NaN, unit }],
-        rawFlags: [],
-        frame: payload,
-      })
+      base.kind = kind
+      base.readings = [{ kind, value: NaN, unit }]
+      base.rawFlags = []
+      base.frame = payload
+      prepared.push(base)
       continue
     }
     if (!objectCheck.Check(payload)) {
@@ -314,12 +308,10 @@ export async function prepareBatch(
       add(`${key}.payload.value`, 'The value field must be a finite number.')
       continue
     }
-    prepared.push({
-      ...base,
-      kind,
-      readings: [{ kind, value: op.value, unit }],
-      rawFlags: op.status ?? null,
-    })
+    base.kind = kind
+    base.readings = [{ kind, value: op.value, unit }]
+    base.rawFlags = op.status ?? null
+    prepared.push(base)
   }
 
   if (Object.keys(errors).length === 0) await decodeFrames(deps, prepared, prefix, errors)
