@@ -5,10 +5,7 @@ import { packTelegrams } from '../../src/decode/pool.js'
 import { handleTelegrams } from '../../src/decode/worker.js'
 import { readResults } from '../../src/decode/wire.js'
 
-const vs = readFileSync(
-  new URL('../../test/fixtures/wmbus/visible.jsonl', import.meta.url),
-  'utf8',
-)
+const vs = readFileSync(new URL('../../test/fixtures/wmbus/visible.jsonl', import.meta.url), 'utf8')
   .split('\n')
   .filter(Boolean)
   .map((l) => JSON.parse(l))
