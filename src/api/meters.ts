@@ -10,7 +10,7 @@ import { check, rejectUnknown } from '../http/validate.js'
 import { deleteRollup } from '../query/rollup.js'
 import { UNIT_NAMES, unitFamily } from '../query/units.js'
 import type { Services } from '../services.js'
-import type { Meter, NewMeter } from '../store/meters.js'
+import { newMeter, type Meter } from '../store/meters.js'
 import { isoFromCh } from '../store/sql.js'
 import { latestStatuses } from '../store/status.js'
 import { meterView } from './meter-view.js'
@@ -136,11 +136,9 @@ export function registerMeters(router: Router, s: Services): void {
       errs.add('meter_identifier', 'The meter_identifier has already been taken.')
     errs.throwIfAny()
 
-    const fields: NewMeter = {
-      meter_identifier: b.meter_identifier,
+    const fields = newMeter(b.meter_identifier, {
       name: b.name ?? null,
       unit: b.unit ?? null,
-      display_unit: null,
       group_id: b.group_id ?? null,
       rollover_max: b.rollover_max ?? null,
       expected_interval_minutes: b.expected_interval_minutes ?? null,
@@ -149,18 +147,12 @@ export function registerMeters(router: Router, s: Services): void {
       profile_key: profile?.key ?? 'generic',
       profile_version: profile?.version ?? 1,
       profile_needs_review: profile === null,
-      lifecycle_state: 'active',
-      lifecycle_changed_at: null,
-      wmbus_key: null,
-    }
+    })
     const res = await s.meters.create(ws, fields, async () => {
       const w = await s.tenants.getWorkspace(ws)
-      if (
-        w?.plan_meter_limit != null &&
-        (await s.meters.countOperational(ws)) >= w.plan_meter_limit
-      )
-        return 'rejected_plan_limit' as const
-      return null
+      return (await s.meters.atPlanLimit(ws, w?.plan_meter_limit ?? null))
+        ? ('rejected_plan_limit' as const)
+        : null
     })
     if ('refused' in res)
       throw apiError(

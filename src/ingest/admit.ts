@@ -3,7 +3,7 @@
 // the plan limit — and decides the per-item rejections that do not depend on history.
 import type { Coord } from '../coord/coord.js'
 import type { Outbox } from '../events/outbox.js'
-import { isOperational, type Meter, type MeterRepo } from '../store/meters.js'
+import { isOperational, newMeter, type Meter, type MeterRepo } from '../store/meters.js'
 import type { TenantRepo, Workspace } from '../store/tenants.js'
 import type { PreparedItem, PreparedReading } from './prepare.js'
 import type { ItemStatus } from './types.js'
@@ -45,29 +45,14 @@ export async function admitBatch(
       const first = it.readings[0]
       const r = await deps.meters.create(
         ws,
-        {
-          meter_identifier: it.identifier,
-          name: null,
+        newMeter(it.identifier, {
           unit: first && first.unit && isUnit(first.unit) ? first.unit : null,
-          display_unit: null,
-          group_id: null,
-          rollover_max: null,
-          expected_interval_minutes: null,
-          pulse_weight: null,
-          pulse_unit: null,
           profile_key: it.profile.key,
           profile_version: it.profile.version,
           profile_needs_review: !it.declared,
-          lifecycle_state: 'active',
-          lifecycle_changed_at: null,
-          wmbus_key: null,
-        },
+        }),
         async (): Promise<ItemStatus | null> => {
-          if (
-            w.plan_meter_limit !== null &&
-            (await deps.meters.countOperational(ws)) >= w.plan_meter_limit
-          )
-            return 'rejected_plan_limit'
+          if (await deps.meters.atPlanLimit(ws, w.plan_meter_limit)) return 'rejected_plan_limit'
           const cap = await deps.coord.take(`provision:${ws}`, w.provision_cap_per_hour, 3_600_000)
           return cap.ok ? null : 'rejected_provision_limit'
         },

@@ -33,6 +33,31 @@ export interface Meter {
 
 export type NewMeter = Omit<Meter, 'id' | 'workspace_id' | 'created_at'>
 
+/**
+ * A meter as it starts life (POST /meters, auto-provisioning): active, ungrouped, no
+ * settings, on the generic profile awaiting review — unless `fields` say otherwise.
+ */
+export function newMeter(identifier: string, fields: Partial<NewMeter> = {}): NewMeter {
+  return {
+    meter_identifier: identifier,
+    name: null,
+    unit: null,
+    display_unit: null,
+    group_id: null,
+    rollover_max: null,
+    expected_interval_minutes: null,
+    pulse_weight: null,
+    pulse_unit: null,
+    profile_key: 'generic',
+    profile_version: 1,
+    profile_needs_review: true,
+    lifecycle_state: 'active',
+    lifecycle_changed_at: null,
+    wmbus_key: null,
+    ...fields,
+  }
+}
+
 const n = (v: unknown) => (v === null || v === undefined ? null : Number(v))
 
 function fromRow(r: Record<string, any>): Meter {
@@ -167,6 +192,11 @@ export class MeterRepo {
       { ws },
     )
     return Number(r?.c ?? 0)
+  }
+
+  /** The plan limit counts operational meters only; null = no limit. */
+  async atPlanLimit(ws: number, limit: number | null): Promise<boolean> {
+    return limit !== null && (await this.countOperational(ws)) >= limit
   }
 
   /**

@@ -1,6 +1,7 @@
 // Imports (NDJSON through the real ingest pipeline, import.completed, line-named failures)
 // and the backfill-reading-quality job; plus a webhook delivery end to end.
 import t from 'tap'
+import { newMeter } from '../../src/store/meters.js'
 import { ManualClock } from '../../src/clock.js'
 import { chTime } from '../../src/store/sql.js'
 import { startTestServer } from '../helpers/server.js'
@@ -184,23 +185,10 @@ t.test(
   'backfill: canonical values and flags recomputed; only changed rows rewritten',
   async (t) => {
     const { workspaceId: ws } = await srv.tenant()
-    const created = await s.meters.create(ws, {
-      meter_identifier: 'bf-1',
-      name: null,
-      unit: 'kwh',
-      display_unit: null,
-      group_id: null,
-      rollover_max: null,
-      expected_interval_minutes: null,
-      pulse_weight: null,
-      pulse_unit: null,
-      profile_key: 'generic',
-      profile_version: 1,
-      profile_needs_review: false,
-      lifecycle_state: 'active',
-      lifecycle_changed_at: null,
-      wmbus_key: null,
-    })
+    const created = await s.meters.create(
+      ws,
+      newMeter('bf-1', { unit: 'kwh', profile_needs_review: false }),
+    )
     const m = (created as any).meter
     const base = Date.parse('2025-03-01T00:00:00Z')
     const put = (

@@ -1,7 +1,7 @@
 // Admin: meter lifecycle, profile confirmation, wM-Bus key, exchanges; device profiles.
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import type { NewMeter } from '../../src/store/meters.js'
+import { newMeter, type NewMeter } from '../../src/store/meters.js'
 import { startTestServer } from '../helpers/server.js'
 
 const clock = new ManualClock(Date.parse('2025-03-01T12:00:00Z'))
@@ -10,24 +10,8 @@ t.teardown(() => srv.close())
 const { workspaceId: ws } = await srv.tenant()
 const s = srv.app.services
 
-export const meterFields = (identifier: string, extra: Partial<NewMeter> = {}): NewMeter => ({
-  meter_identifier: identifier,
-  name: null,
-  unit: 'kwh',
-  display_unit: null,
-  group_id: null,
-  rollover_max: null,
-  expected_interval_minutes: null,
-  pulse_weight: null,
-  pulse_unit: null,
-  profile_key: 'generic',
-  profile_version: 1,
-  profile_needs_review: true,
-  lifecycle_state: 'active',
-  lifecycle_changed_at: null,
-  wmbus_key: null,
-  ...extra,
-})
+export const meterFields = (identifier: string, extra: Partial<NewMeter> = {}): NewMeter =>
+  newMeter(identifier, { unit: 'kwh', profile_needs_review: true, ...extra })
 
 async function meter(id: string) {
   const r = await s.meters.create(ws, meterFields(id))

@@ -5,7 +5,7 @@ import http from 'node:http'
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { chTime } from '../../src/store/sql.js'
-import type { NewMeter } from '../../src/store/meters.js'
+import { newMeter, type NewMeter } from '../../src/store/meters.js'
 import { startTestServer } from '../helpers/server.js'
 
 const T0 = Date.parse('2025-03-10T12:00:00Z')
@@ -20,24 +20,8 @@ s.outbox.emit = async (ws, event, data) => {
   return emit(ws, event, data)
 }
 
-const fields = (id: string, extra: Partial<NewMeter> = {}): NewMeter => ({
-  meter_identifier: id,
-  name: null,
-  unit: 'kwh',
-  display_unit: null,
-  group_id: null,
-  rollover_max: null,
-  expected_interval_minutes: null,
-  pulse_weight: null,
-  pulse_unit: null,
-  profile_key: 'generic',
-  profile_version: 1,
-  profile_needs_review: false,
-  lifecycle_state: 'active',
-  lifecycle_changed_at: null,
-  wmbus_key: null,
-  ...extra,
-})
+const fields = (id: string, extra: Partial<NewMeter> = {}): NewMeter =>
+  newMeter(id, { unit: 'kwh', profile_needs_review: false, ...extra })
 async function meter(ws: number, id: string, extra: Partial<NewMeter> = {}) {
   const r = await s.meters.create(ws, fields(id, extra))
   if (!('meter' in r)) throw new Error('refused')
