@@ -25,6 +25,24 @@ export interface Coord {
   /** Acquires or renews a lease; true when `owner` holds it for the next `ttlMs`. */
   lease(name: string, owner: string, ttlMs: number): Promise<boolean>
   release(name: string, owner: string): Promise<void>
+  /**
+   * Many leases in one call, each read together with a companion value (`values[i]`): per
+   * name, null when held by someone else, otherwise the companion's current value ('' when
+   * unset). Used for per-meter turns: one round trip for all meters of a request.
+   */
+  leaseMany(
+    names: string[],
+    values: string[],
+    owner: string,
+    ttlMs: number,
+  ): Promise<(string | null)[]>
+  /** Releases many leases held by `owner`, setting each companion key to `set[i]` first (null: leave it). */
+  releaseMany(
+    names: string[],
+    values: string[],
+    set: (string | null)[],
+    owner: string,
+  ): Promise<void>
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>
   /** Sets several keys only when absent; returns per key whether this call set it. */

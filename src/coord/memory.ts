@@ -70,6 +70,33 @@ export class MemoryCoord implements Coord {
     if (this.live(`lease:${name}`)?.value === owner) this.values.delete(`lease:${name}`)
   }
 
+  async leaseMany(
+    names: string[],
+    values: string[],
+    owner: string,
+    ttlMs: number,
+  ): Promise<(string | null)[]> {
+    const out: (string | null)[] = []
+    for (let i = 0; i < names.length; i++)
+      out.push(
+        (await this.lease(names[i]!, owner, ttlMs)) ? (this.live(values[i]!)?.value ?? '') : null,
+      )
+    return out
+  }
+
+  async releaseMany(
+    names: string[],
+    values: string[],
+    set: (string | null)[],
+    owner: string,
+  ): Promise<void> {
+    for (let i = 0; i < names.length; i++) {
+      if (this.live(`lease:${names[i]}`)?.value !== owner) continue
+      if (set[i] !== null) this.values.set(values[i]!, { value: set[i]!, expiresAt: Infinity })
+      this.values.delete(`lease:${names[i]}`)
+    }
+  }
+
   async claim(key: string, ttlMs: number): Promise<boolean> {
     this.sweep()
     if (this.live(key)) return false

@@ -1,13 +1,27 @@
 // Per-meter ordering across instances sharing Redis: a meter's turn runs under a lease,
 // and every turn that writes leaves a fresh random stamp. An actor whose last stamp is not
 // the current one (another instance wrote, or Redis lost its keys) reloads from ClickHouse.
+// The meters of one request take and give back their leases together: one script call
+// each way instead of four commands per meter (the Redis bench cost ~13 CPU ms per 1,000
+// readings that way).
 import crypto from 'node:crypto'
 import type { MeterLocks } from '../actors/meter-actor.js'
 import { apiError } from '../errors.js'
 import type { Coord } from './coord.js'
 
+interface Waiter {
+  meterId: number
+  resolve: (stamp: string | null) => void
+  reject: (err: unknown) => void
+}
+
+const leaseName = (id: number) => `meter:${id}`
+const stampKey = (id: number) => `mstamp:${id}`
+
 export class CoordMeterLocks implements MeterLocks {
   private readonly owner = crypto.randomUUID()
+  private acquiring: Waiter[] = []
+  private releasing: { meterId: number; stamp: string | null; done: () => void }[] = []
 
   constructor(
     private readonly coord: Coord,
@@ -20,26 +34,64 @@ export class CoordMeterLocks implements MeterLocks {
     seen: number | null,
     fn: (changed: boolean) => Promise<T>,
   ): Promise<{ result: T; seen: number | null }> {
-    const name = `meter:${meterId}`
     const started = Date.now()
-    for (
-      let delay = 2;
-      !(await this.coord.lease(name, this.owner, this.ttlMs));
-      delay = Math.min(delay * 2, 50)
-    ) {
+    let stamp: string | null = null
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      stamp = await this.acquire(meterId)
+      if (stamp !== null) break
       if (Date.now() - started > this.waitMs)
         throw apiError('Unavailable', `Meter ${meterId} is busy on another instance; retry.`)
       await new Promise((r) => setTimeout(r, delay))
     }
+    let next: string | null = null
     try {
-      const stamp = await this.coord.get(`mstamp:${meterId}`)
-      const changed = stamp === null || seen === null || Number(stamp) !== seen
+      const changed = stamp === '' || seen === null || Number(stamp) !== seen
       const result = await fn(changed)
-      const next = crypto.randomInt(1, 2 ** 47)
-      await this.coord.set(`mstamp:${meterId}`, String(next))
-      return { result, seen: next }
+      next = String(crypto.randomInt(1, 2 ** 47))
+      return { result, seen: Number(next) }
     } finally {
-      await this.coord.release(name, this.owner).catch(() => {})
+      // A failed turn stored nothing (the actor reloads anyway): the stamp stays as it was.
+      await this.release(meterId, next).catch(() => {})
     }
+  }
+
+  /** The meter's current stamp ('' = none) once its lease is ours, null while another holds it. */
+  private acquire(meterId: number): Promise<string | null> {
+    return new Promise((resolve, reject) => {
+      if (this.acquiring.push({ meterId, resolve, reject }) === 1)
+        setImmediate(() => this.flushAcquire())
+    })
+  }
+
+  private flushAcquire(): void {
+    const batch = this.acquiring
+    this.acquiring = []
+    const ids = batch.map((w) => w.meterId)
+    this.coord.leaseMany(ids.map(leaseName), ids.map(stampKey), this.owner, this.ttlMs).then(
+      (res) => batch.forEach((w, i) => w.resolve(res[i] ?? null)),
+      (err) => batch.forEach((w) => w.reject(err)),
+    )
+  }
+
+  private release(meterId: number, stamp: string | null): Promise<void> {
+    return new Promise((done) => {
+      if (this.releasing.push({ meterId, stamp, done }) === 1)
+        setImmediate(() => this.flushRelease())
+    })
+  }
+
+  private flushRelease(): void {
+    const batch = this.releasing
+    this.releasing = []
+    const ids = batch.map((r) => r.meterId)
+    this.coord
+      .releaseMany(
+        ids.map(leaseName),
+        ids.map(stampKey),
+        batch.map((r) => r.stamp),
+        this.owner,
+      )
+      .catch(() => {})
+      .finally(() => batch.forEach((r) => r.done()))
   }
 }

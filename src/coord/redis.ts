@@ -35,6 +35,33 @@ const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1`
 
+// KEYS = n lease keys then n companion keys; ARGV = owner, ttl. Per lease: false when held
+// by another owner, else the companion's value ('' when unset).
+const LEASE_MANY = `
+local n = #KEYS / 2
+local out = {}
+for i = 1, n do
+  local cur = redis.call('GET', KEYS[i])
+  if cur and cur ~= ARGV[1] then
+    out[i] = false
+  else
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+    out[i] = redis.call('GET', KEYS[n + i]) or ''
+  end
+end
+return out`
+
+// KEYS = n lease keys then n companion keys; ARGV = owner, then n values ('' = leave).
+const RELEASE_MANY = `
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    if ARGV[1 + i] ~= '' then redis.call('SET', KEYS[n + i], ARGV[1 + i]) end
+    redis.call('DEL', KEYS[i])
+  end
+end
+return 1`
+
 const GIVE_BACK = `
 local c = tonumber(redis.call('GET', KEYS[1]) or '0')
 if c > 0 then redis.call('DECRBY', KEYS[1], math.min(c, tonumber(ARGV[1]))) end
@@ -46,6 +73,8 @@ type Scripted = Redis & {
   mfLease(key: string, owner: string, ttl: number): Promise<number>
   mfRelease(key: string, owner: string): Promise<number>
   mfGiveBack(key: string, by: number): Promise<number>
+  mfLeaseMany(...args: (string | number)[]): Promise<(string | null)[]>
+  mfReleaseMany(...args: (string | number)[]): Promise<number>
 }
 
 export class RedisCoord implements Coord {
@@ -77,6 +106,8 @@ export class RedisCoord implements Coord {
     this.redis.defineCommand('mfLease', { numberOfKeys: 1, lua: LEASE })
     this.redis.defineCommand('mfRelease', { numberOfKeys: 1, lua: RELEASE })
     this.redis.defineCommand('mfGiveBack', { numberOfKeys: 1, lua: GIVE_BACK })
+    this.redis.defineCommand('mfLeaseMany', { lua: LEASE_MANY })
+    this.redis.defineCommand('mfReleaseMany', { lua: RELEASE_MANY })
   }
 
   async connect(): Promise<void> {
@@ -125,6 +156,33 @@ export class RedisCoord implements Coord {
 
   release(name: string, owner: string): Promise<void> {
     return this.run(async () => void (await this.redis.mfRelease(`lease:${name}`, owner)))
+  }
+
+  leaseMany(
+    names: string[],
+    values: string[],
+    owner: string,
+    ttlMs: number,
+  ): Promise<(string | null)[]> {
+    if (names.length === 0) return Promise.resolve([])
+    return this.run(async () => {
+      const keys = [...names.map((n) => `lease:${n}`), ...values]
+      const res = await this.redis.mfLeaseMany(keys.length, ...keys, owner, ttlMs)
+      return res.map((v) => (v === null || (v as unknown) === false ? null : v))
+    })
+  }
+
+  releaseMany(
+    names: string[],
+    values: string[],
+    set: (string | null)[],
+    owner: string,
+  ): Promise<void> {
+    if (names.length === 0) return Promise.resolve()
+    return this.run(async () => {
+      const keys = [...names.map((n) => `lease:${n}`), ...values]
+      await this.redis.mfReleaseMany(keys.length, ...keys, owner, ...set.map((v) => v ?? ''))
+    })
   }
 
   claim(key: string, ttlMs: number): Promise<boolean> {

@@ -108,6 +108,31 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     },
   )
 
+  t.test('leaseMany / releaseMany: per-name leases read with their companion values', async (t) => {
+    const a = fresh('lm-a')
+    const b = fresh('lm-b')
+    const va = fresh('lm-va')
+    const vb = fresh('lm-vb')
+    t.same(
+      await f.coord.leaseMany([a, b], [va, vb], 'x', 500),
+      ['', ''],
+      'both taken, companions unset',
+    )
+    t.same(await f.peer.leaseMany([a], [va], 'y', 500), [null], 'held by x: refused to y')
+    await f.coord.releaseMany([a, b], [va, vb], ['7', null], 'x')
+    t.same(
+      await f.peer.leaseMany([a, b], [va, vb], 'y', 500),
+      ['7', ''],
+      'released; a companion set, b left',
+    )
+    await f.coord.releaseMany([a], [va], ['9'], 'x')
+    t.same(
+      await f.peer.leaseMany([a], [va], 'y', 500),
+      ['7'],
+      'a release by a non-holder changes nothing',
+    )
+  })
+
   t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {
     const l = fresh('lease')
     t.equal(await f.coord.lease(l, 'a', 150), true, 'a acquires')
