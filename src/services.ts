@@ -1,5 +1,12 @@
 // What every stage may use, built once by the composition root (app.ts) and passed down.
 import type { Logger } from 'pino'
+import type { ActorRegistry } from './actors/registry.js'
+import type { DecoderPool } from './decode/index.js'
+import type { Events } from './events/stage.js'
+import type { Metrics } from './observability/metrics.js'
+import type { StreamStage } from './stream/stage.js'
+import type { ImportRunner } from './jobs/imports.js'
+import type { WebhookRepo } from './webhooks/repo.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config/index.js'
 import type { Coord } from './coord/coord.js'
@@ -30,6 +37,13 @@ export interface Services {
   auth: Authenticator
   scheduler: Scheduler
   adminToken: string
-  /** Filled in by later stages as they are built (ingest, events, decoders). */
-  [stage: string]: unknown
+  // Set by the stage that owns them while buildStages (stages.ts) runs; other stages and
+  // the tests reach them here.
+  actors?: ActorRegistry
+  decoder?: DecoderPool
+  events?: Events
+  webhooks?: WebhookRepo
+  imports?: ImportRunner
+  metrics?: Metrics
+  stream?: StreamStage
 }

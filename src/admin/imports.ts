@@ -4,12 +4,12 @@ import { apiError, validationError } from '../errors.js'
 import { checkAdmin } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { importView, type ImportRunner } from '../jobs/imports.js'
+import { importView } from '../jobs/imports.js'
 import type { Services } from '../services.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
 export function registerImportAdmin(router: Router, s: Services): void {
-  const runner = () => s.imports as ImportRunner
+  const runner = () => s.imports!
   router.add(
     'POST',
     '/admin/v1/workspaces/:ws/imports',

@@ -11,7 +11,6 @@ import {
   newEndpointId,
   newWebhookToken,
   type WebhookEndpoint,
-  type WebhookRepo,
 } from '../webhooks/repo.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
@@ -42,7 +41,7 @@ export const endpointView = (ep: WebhookEndpoint) => ({
 })
 
 export function registerWebhookAdmin(router: Router, s: Services): void {
-  const repo = () => s.webhooks as WebhookRepo
+  const repo = () => s.webhooks!
   const endpoint = async (id: string) => {
     const ep = id.length <= 64 ? await repo().get(id) : null
     return ep ?? notFound('webhook endpoint', id)

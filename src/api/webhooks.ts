@@ -9,7 +9,7 @@ import { json, type HttpRequest } from '../http/types.js'
 import type { ItemStatus } from '../ingest/types.js'
 import type { Services } from '../services.js'
 import { mapFields, mapItems, missingField } from '../webhooks/mapping.js'
-import { hashWebhookToken, type WebhookRepo } from '../webhooks/repo.js'
+import { hashWebhookToken } from '../webhooks/repo.js'
 
 /** operator-api.md: 120 requests per minute per IP. */
 export const WEBHOOK_RATE_PER_MINUTE = 120
@@ -50,7 +50,7 @@ export function registerWebhookIngest(router: Router, s: Services): void {
       )
     }
 
-    const repo = s.webhooks as WebhookRepo
+    const repo = s.webhooks!
     const id = req.params.endpoint ?? ''
     const token = webhookToken(req)
     const ep = id.length <= 64 ? await repo.get(id) : null

@@ -42,7 +42,7 @@ export async function buildEventsStage(s: Services): Promise<Stage> {
 
 /** The events stage of a running app (set by buildEventsStage). */
 export function eventsOf(s: Services): Events {
-  const e = s.events as Events | undefined
+  const e = s.events
   if (!e) throw new Error('events stage not built')
   return e
 }

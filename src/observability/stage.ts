@@ -10,7 +10,6 @@ import type { Ingest, IngestRequest } from '../ingest/types.js'
 import { heartbeat } from '../scheduler/scheduler.js'
 import type { Services } from '../services.js'
 import type { Stage } from '../stages.js'
-import type { StreamStage } from '../stream/stage.js'
 import { Metrics } from './metrics.js'
 
 export interface ObservabilityDeps {
@@ -38,7 +37,7 @@ export function buildObservabilityStage(
     }
   }
 
-  const actors = () => s.actors as { depth(): number; size: number } | undefined
+  const actors = () => s.actors
   m.gauge(
     'meterflow_actor_mailbox_depth',
     'Readings batches queued or running in meter actor mailboxes.',
@@ -68,7 +67,7 @@ export function buildObservabilityStage(
   m.gauge('meterflow_scheduler_interval_seconds', 'Configured scheduler interval.', (set) =>
     set(s.config.SCHEDULER_INTERVAL_S),
   )
-  const stream = () => s.stream as StreamStage | undefined
+  const stream = () => s.stream
   m.gauge('meterflow_stream_connections', 'Open WebSocket stream connections.', (set) =>
     set(stream()?.stats.connections ?? 0),
   )
