@@ -84,7 +84,10 @@ export class IngestPipeline implements Ingest {
     })
 
     const itemVerdicts: ('created' | 'duplicate' | null)[] = admitted.map(() => null)
-    await Promise.all(
+    // Every meter's turn is waited for, also when one fails: a request is answered only
+    // once nothing of it is still being written (a turn that failed stored nothing; the
+    // others may have — a retry then answers those as duplicates).
+    const turns = await Promise.allSettled(
       [...perMeter.values()].map(async ({ meter, fresh, readings }) => {
         const verdicts = await d.actors.handle(meter, readings, fresh)
         for (const [ref, v] of verdicts) {
@@ -94,6 +97,7 @@ export class IngestPipeline implements Ingest {
         }
       }),
     )
+    for (const t of turns) if (t.status === 'rejected') throw t.reason
 
     const results: ItemResult[] = []
     let accepted = 0
