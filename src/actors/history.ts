@@ -4,6 +4,7 @@
 // Look-ups of many meters arriving in the same tick are merged into one query.
 import { NEIGHBOURHOOD } from '../actors/quality/index.js'
 import type { QualityFlag, TimelineReading } from './quality/index.js'
+import type { StoredReadingRow } from '../store/reading-row.js'
 import { chTime, parseChTime, type Sql } from '../store/sql.js'
 import { latestStatuses, type LatestStatus } from '../store/status.js'
 
@@ -16,21 +17,6 @@ export interface MeterHistory {
     new_initial_value: number | null
   }[]
   status: LatestStatus | null
-}
-
-export interface StoredReadingRow {
-  workspace_id: number
-  meter_id: number
-  kind: 'consumption' | 'saldo'
-  recorded_at: string
-  value: number
-  unit: string | null
-  canonical_value: number | null
-  canonical_unit: string | null
-  quality_flags: string[]
-  raw_payload: string
-  ingested_at: string
-  version: number
 }
 
 /** Rows of one meter matching (kind, recorded_at) keys; the time list lets the index prune. */

@@ -5,17 +5,20 @@ import { isOperational, type Meter } from '../store/meters.js'
 import type { Profile } from '../store/profiles.js'
 import type { LatestStatus } from '../store/status.js'
 
-export interface MeterView {
-  id: number
-  meter_identifier: string
-  name: string | null
-  unit: string | null
-  display_unit: string | null
-  group_id: number | null
-  rollover_max: number | null
-  expected_interval_minutes: number | null
-  pulse_weight: number | null
-  pulse_unit: string | null
+/** The stored meter's public fields plus what api-v1.md's Meter object adds. */
+export type MeterView = Pick<
+  Meter,
+  | 'id'
+  | 'meter_identifier'
+  | 'name'
+  | 'unit'
+  | 'display_unit'
+  | 'group_id'
+  | 'rollover_max'
+  | 'expected_interval_minutes'
+  | 'pulse_weight'
+  | 'pulse_unit'
+> & {
   profile: { key: string; version: number; name: string; needs_review: boolean } | null
   group: { id: number; name: string } | null
   lifecycle: { state: string; operational: boolean; changed_at: string | null }

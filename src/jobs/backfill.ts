@@ -7,24 +7,10 @@ import { listExchanges } from '../admin/meters.js'
 import { canonicalize, isUnit, toCanonical } from '../ingest/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
+import type { StoredReadingRow } from '../store/reading-row.js'
 import { parseChTime } from '../store/sql.js'
 
 const WRITE_CHUNK = 5000
-
-interface StoredRow {
-  workspace_id: string
-  meter_id: string
-  kind: 'consumption' | 'saldo'
-  recorded_at: string
-  value: number
-  unit: string | null
-  canonical_value: number | null
-  canonical_unit: string | null
-  quality_flags: string[]
-  raw_payload: string
-  ingested_at: string
-  version: string
-}
 
 const sameArr = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i])
@@ -32,7 +18,7 @@ const sameArr = (a: readonly string[], b: readonly string[]) =>
 /** Rewrites one meter's readings where they changed; returns how many rows were rewritten. */
 export async function backfillMeter(s: Services, m: Meter): Promise<number> {
   await s.store.flush()
-  const rows = await s.store.sql.query<StoredRow>(
+  const rows = await s.store.sql.query<StoredReadingRow>(
     `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} ORDER BY recorded_at, kind`,
     { ws: m.workspace_id, m: m.id },
   )
