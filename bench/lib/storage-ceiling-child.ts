@@ -9,6 +9,7 @@ import path from 'node:path'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { migrate } from '../../src/store/migrations.js'
 import { cpuMs } from './proc.js'
+import { readingRowsWriter } from './reading-rows.js'
 
 const {
   sizes,
@@ -26,51 +27,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-storage-'))
 const sql = new ChdbSql(dir)
 await migrate(sql, {})
 
-const pad = (n: number) => String(n).padStart(2, '0')
-function chTime(ms: number): string {
-  const d = new Date(ms)
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${String(d.getUTCMilliseconds()).padStart(3, '0')}`
-}
-
-let version = Date.now() * 1000
-let step = 0
-const start = Date.UTC(2026, 0, 1)
-// `meters` meters per body (a lane's), a rising saldo register, as the generic ingest scenario sends.
-function body(rows: number): string {
-  const meters = Math.min(rows, lane)
-  let out = ''
-  const now = chTime(Date.now())
-  for (let k = 0; k < rows; k++) {
-    const m = k % meters
-    if (m === 0) step++
-    const value = step * 0.25
-    const at = new Date(start + step * 60_000).toISOString()
-    // Shape A keeps the whole item as its raw payload (src/ingest/prepare.ts).
-    const raw = JSON.stringify({
-      meter: `g0-${m}`,
-      kind: 'saldo',
-      value,
-      unit: 'kwh',
-      recorded_at: at,
-    })
-    out +=
-      JSON.stringify({
-        workspace_id: 1,
-        meter_id: 1 + m,
-        kind: 'saldo',
-        recorded_at: chTime(start + step * 60_000),
-        value,
-        unit: 'kwh',
-        canonical_value: value,
-        canonical_unit: 'kwh',
-        quality_flags: [],
-        raw_payload: raw,
-        ingested_at: now,
-        version: version++,
-      }) + '\n'
-  }
-  return out
-}
+const body = readingRowsWriter(lane)
 
 const results: {
   rollup: boolean

@@ -1,0 +1,46 @@
+// JSONEachRow bodies of `readings` rows shaped like the meter actor's: `lane` meters per
+// body, a rising saldo register, the whole shape-A item as raw payload. Used by the storage
+// ceiling and the insert bench so both measure the same rows.
+import { chTime } from '../../src/store/sql.js'
+
+const START = Date.UTC(2026, 0, 1)
+
+export function readingRowsWriter(lane: number): (rows: number) => string {
+  let version = Date.now() * 1000
+  let step = 0
+  return (rows) => {
+    const meters = Math.min(rows, lane)
+    let out = ''
+    const now = chTime(Date.now())
+    for (let k = 0; k < rows; k++) {
+      const m = k % meters
+      if (m === 0) step++
+      const value = step * 0.25
+      const t = START + step * 60_000
+      // Shape A keeps the whole item as its raw payload (src/ingest/prepare.ts).
+      const raw = JSON.stringify({
+        meter: `g0-${m}`,
+        kind: 'saldo',
+        value,
+        unit: 'kwh',
+        recorded_at: new Date(t).toISOString(),
+      })
+      out +=
+        JSON.stringify({
+          workspace_id: 1,
+          meter_id: 1 + m,
+          kind: 'saldo',
+          recorded_at: chTime(t),
+          value,
+          unit: 'kwh',
+          canonical_value: value,
+          canonical_unit: 'kwh',
+          quality_flags: [],
+          raw_payload: raw,
+          ingested_at: now,
+          version: version++,
+        }) + '\n'
+    }
+    return out
+  }
+}
