@@ -590,6 +590,7 @@ function help(topic) {
     `  ${'quickstart'.padEnd(w)}  Workspace, owner with groups.manage, all-scope token, curl lines.`,
     ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
     `  ${'call METHOD PATH [JSON]'.padEnd(w)}  Any admin call, e.g. call GET /workspaces/1`,
+    `  ${'clickhouse-server'.padEnd(w)}  Run a ClickHouse HTTP server from the bundled engine.`,
     `  ${'help [command]'.padEnd(w)}  This text, or one command's options.`,
     '',
   ].join('\n')
@@ -600,6 +601,14 @@ export async function main(argv = process.argv.slice(2), env = process.env) {
   const { opts, positional } = parseArgs(rest)
   const asJson = Boolean(opts.json)
   try {
+    if (
+      name === 'clickhouse-server' ||
+      (name === 'help' && positional[0] === 'clickhouse-server')
+    ) {
+      // Runs a server rather than calling one; compiled with the service (npm run build).
+      const { runClickHouseServer } = await import('../dist/clickhouse-server/main.js')
+      return await runClickHouseServer(name === 'help' ? { help: true } : opts)
+    }
     if (!name || name === 'help' || name === '--help' || name === '-h' || opts.help) {
       process.stdout.write(help(name === 'help' ? positional[0] : name))
       return 0

@@ -49,7 +49,11 @@ export class ServerSql implements Sql {
     if (rows.length === 0) return
     await this.client.insert({
       table,
-      values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows]),
+      // Not object mode: the client pipes a byte stream as it is, while it would
+      // JSON.stringify every object-mode chunk (a Buffer became one all-default row).
+      values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
+        objectMode: false,
+      }),
       format: 'JSONEachRow',
       clickhouse_settings: { input_format_json_read_objects_as_strings: 1 },
     })
