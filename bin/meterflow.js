@@ -607,7 +607,7 @@ export async function main(argv = process.argv.slice(2), env = process.env) {
     ) {
       // Runs a server rather than calling one; compiled with the service (npm run build).
       const { runClickHouseServer } = await import('../dist/clickhouse-server/main.js')
-      return await runClickHouseServer(name === 'help' ? { help: true } : opts)
+      return await runClickHouseServer(name === 'help' ? ['--help'] : rest)
     }
     if (!name || name === 'help' || name === '--help' || name === '-h' || opts.help) {
       process.stdout.write(help(name === 'help' ? positional[0] : name))

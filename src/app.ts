@@ -47,7 +47,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 
   let coord: Coord
   if (config.REDIS_URL) {
-    const rc = new RedisCoord(config.REDIS_URL, 'mf:', () => clock.now())
+    const rc = new RedisCoord(config.REDIS_URL, coordPrefix(config), () => clock.now())
     await rc.connect()
     coord = rc
   } else coord = new MemoryCoord(() => clock.now())
@@ -130,4 +130,14 @@ function adminToken(config: Readonly<Config>): string {
     fs.writeFileSync(file, token + '\n', { mode: 0o600 })
     return token
   }
+}
+
+/**
+ * Coordination keys are namespaced by the ClickHouse database they coordinate, so
+ * deployments (or test servers) that share one Redis but not one store stay apart.
+ */
+function coordPrefix(config: Readonly<Config>): string {
+  if (!config.CLICKHOUSE_URL) return 'mf:'
+  const db = new URL(config.CLICKHOUSE_URL).pathname.replace(/^\//, '') || 'default'
+  return `mf:${db}:`
 }

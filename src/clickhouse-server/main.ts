@@ -1,5 +1,6 @@
 // Entry point of `meterflow clickhouse-server`: parses its options, starts the server,
 // prints its URL, and stops cleanly on SIGTERM or SIGINT.
+import { parseArgs } from 'node:util'
 import { startClickHouseServer } from './launcher.js'
 
 export const USAGE = `meterflow clickhouse-server — a ClickHouse HTTP server from the bundled engine
@@ -14,34 +15,34 @@ Connect with CLICKHOUSE_URL=http://127.0.0.1:8123/meterflow (user default, no pa
 SIGTERM or Ctrl-C stops it after the running queries.
 `
 
-export async function runClickHouseServer(opts: Record<string, string | true>): Promise<number> {
-  for (const k of Object.keys(opts))
-    if (!['path', 'port', 'host', 'help'].includes(k)) {
-      process.stderr.write(`meterflow clickhouse-server: unknown option --${k}\n\n${USAGE}`)
-      return 1
-    }
-  if (opts.help) {
+export async function runClickHouseServer(argv: string[]): Promise<number> {
+  let values
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        path: { type: 'string', default: './clickhouse' },
+        port: { type: 'string', default: '8123' },
+        host: { type: 'string', default: '127.0.0.1' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values
+  } catch (err) {
+    process.stderr.write(`meterflow clickhouse-server: ${(err as Error).message}\n\n${USAGE}`)
+    return 1
+  }
+  if (values.help) {
     process.stdout.write(USAGE)
     return 0
   }
-  const value = (k: string, d: string) => {
-    const v = opts[k]
-    if (v === true) throw new Error(`--${k} needs a value`)
-    return v ?? d
-  }
-  let port: number
-  let dir: string
-  let host: string
-  try {
-    dir = value('path', './clickhouse')
-    host = value('host', '127.0.0.1')
-    const p = value('port', '8123')
-    port = Number(p)
-    if (!/^\d+$/.test(p) || port < 1 || port > 65535) throw new Error('--port must be 1-65535')
-  } catch (err) {
-    process.stderr.write(`meterflow clickhouse-server: ${(err as Error).message}\n`)
+  const port = Number(values.port)
+  if (!/^\d+$/.test(values.port) || port < 1 || port > 65535) {
+    process.stderr.write('meterflow clickhouse-server: --port must be 1-65535\n')
     return 1
   }
+  const dir = values.path
+  const host = values.host
   let server
   try {
     server = await startClickHouseServer({ path: dir, port, host })

@@ -47,16 +47,18 @@ export class ServerSql implements Sql {
 
   async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
     if (rows.length === 0) return
-    await this.client.insert({
-      table,
-      // Not object mode: the client pipes a byte stream as it is, while it would
-      // JSON.stringify every object-mode chunk (a Buffer became one all-default row).
+    // The bytes we built go out as the request body, untouched: `insert` would
+    // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
+    const r = await this.client.exec({
+      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
       values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
         objectMode: false,
       }),
-      format: 'JSONEachRow',
       clickhouse_settings: { input_format_json_read_objects_as_strings: 1 },
     })
+    // Drain the (empty) answer so the socket goes back to the pool.
+    r.stream.resume()
+    await new Promise((resolve) => r.stream.once('end', resolve))
   }
 
   async close(): Promise<void> {

@@ -75,6 +75,8 @@ export async function startRedis(): Promise<RedisHandle> {
       ],
       { stdio: 'ignore' },
     )
+    // Never what keeps a test process alive; killed when it exits.
+    proc.unref()
     for (let i = 0; i < 100; i++) {
       if (await canConnect(port)) return
       await new Promise((r) => setTimeout(r, 50))
@@ -90,6 +92,7 @@ export async function startRedis(): Promise<RedisHandle> {
       p.kill('SIGKILL')
     })
   }
+  process.once('exit', () => proc?.kill('SIGKILL'))
   await start()
   return {
     url: `redis://127.0.0.1:${port}`,

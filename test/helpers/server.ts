@@ -8,6 +8,7 @@ import { pino } from 'pino'
 import { startApp, type App } from '../../src/app.js'
 import type { Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config/index.js'
+import { clusterEnv, clusterMode } from './clickhouse.js'
 
 export interface TestServer {
   app: App
@@ -52,6 +53,8 @@ export async function startTestServer(
   opts: { clock?: Clock; dataDir?: string } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tmpDataDir()
+  // A test that sets CLICKHOUSE_URL itself (even to '') chose its store.
+  const cluster = clusterMode && !('CLICKHOUSE_URL' in env) ? await clusterEnv(dataDir) : {}
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: '0',
@@ -59,6 +62,7 @@ export async function startTestServer(
     SCHEDULER: 'off',
     WORKERS: '1',
     LOG_LEVEL: 'silent',
+    ...cluster,
     ...env,
   })
   const app = await startApp(config, { clock: opts.clock, logger: pino({ level: 'silent' }) })
