@@ -1,24 +1,22 @@
-// The store conformance suite on a ClickHouse server: runs when CLICKHOUSE_URL is set
-// (e.g. `docker compose up clickhouse` and CLICKHOUSE_URL=http://meterflow:secret@127.0.0.1:8123/meterflow),
-// in a database of its own that is dropped afterwards; skipped with a notice otherwise.
+// The store conformance suite on a real ClickHouse server: the one CLICKHOUSE_URL names, or
+// else `meterflow clickhouse-server` started for this file. A database of its own.
 import t from 'tap'
 import { ServerSql } from '../../src/store/server.js'
+import { startClickHouse } from '../helpers/clickhouse.js'
 import { storeConformance } from './conformance.js'
 
-const base = process.env.CLICKHOUSE_URL
-if (!base) {
-  t.comment('CLICKHOUSE_URL not set: ClickHouse server conformance tests SKIPPED')
-  t.pass('skipped: no CLICKHOUSE_URL', { skip: 'CLICKHOUSE_URL not set' })
-} else {
-  const u = new URL(base)
-  u.pathname = `/meterflow_conformance_${process.pid}_${Date.now()}`
-  const url = u.toString()
-  await ServerSql.ensureDatabase(url)
-  const sql = new ServerSql(url)
-  t.teardown(async () => {
-    await sql.exec(`DROP DATABASE IF EXISTS ${u.pathname.slice(1)}`)
-    await sql.close()
-  })
-  t.equal(sql.kind, 'server')
-  storeConformance(t, sql)
-}
+const own = process.env.CLICKHOUSE_URL ? undefined : await startClickHouse()
+const u = new URL(process.env.CLICKHOUSE_URL ?? own!.url)
+u.pathname = `/meterflow_conformance_${process.pid}_${Date.now()}`
+const url = u.toString()
+await ServerSql.ensureDatabase(url)
+const sql = new ServerSql(url)
+t.teardown(async () => {
+  await sql.exec(`DROP DATABASE IF EXISTS ${u.pathname.slice(1)}`)
+  await sql.close()
+  await own?.stop()
+})
+const [v] = await sql.query<{ v: string }>('SELECT version() AS v')
+t.equal(sql.kind, 'server')
+t.match(v?.v, /^\d+\.\d+/, `a real ClickHouse server answers (version ${v?.v})`)
+storeConformance(t, sql)
