@@ -1,7 +1,7 @@
 // A ClickHouse server through @clickhouse/client: a thin transport over the same SQL the
 // embedded adapter runs. The database named in CLICKHOUSE_URL's path is created if missing.
 import { Readable } from 'node:stream'
-import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import type { Params, Sql } from './sql.js'
 
 export class ServerSql implements Sql {
@@ -17,6 +17,9 @@ export class ServerSql implements Sql {
       password: decodeURIComponent(u.password),
       database,
       clickhouse_settings: { async_insert: 0, mutations_sync: '2' },
+      // Failures reach the caller as errors; the client's own console log would repeat
+      // them unstructured, outside our logger.
+      log: { level: ClickHouseLogLevel.OFF },
     })
   }
 

@@ -55,6 +55,7 @@ export async function startClickHouse(): Promise<ClickHouseHandle> {
   return {
     url: `http://127.0.0.1:${port}`,
     async stop() {
+      child.ref() // until it has exited
       kill()
       await exited
       fs.rmSync(dir, { recursive: true, force: true })

@@ -89,6 +89,7 @@ export async function startRedis(): Promise<RedisHandle> {
     if (!p || p.exitCode !== null) return
     await new Promise<void>((r) => {
       p.once('exit', () => r())
+      p.ref() // until it has exited
       p.kill('SIGKILL')
     })
   }
