@@ -11,7 +11,8 @@ import {
 } from './foundation.rate-limit-cases.js'
 
 const clock = new ManualClock()
-const s = await startTestServer({}, { clock })
+// In cluster mode too: this file is about in-process coordination (the store may be a server).
+const s = await startTestServer({ REDIS_URL: '' }, { clock })
 t.teardown(() => s.close())
 addProbeRoutes(s)
 t.equal(s.app.services.coord.kind, 'memory', 'no REDIS_URL: in-process coordination')

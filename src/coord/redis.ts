@@ -86,7 +86,8 @@ export class RedisCoord implements Coord {
 
   constructor(
     private readonly url: string,
-    private readonly prefix = 'mf:',
+    /** Every key and channel starts with it (see `coordPrefix` in app.ts). */
+    readonly prefix = 'mf:',
     private readonly now: () => number = Date.now,
   ) {
     // Fail fast instead of queueing commands forever while Redis is down: a write that needs

@@ -30,7 +30,8 @@ if (!redisAvailable()) {
     await redis.stop()
   })
   const main = eventsOf(s.app.services)
-  const coord2 = new RedisCoord(redis.url, 'mf:', () => clock.now())
+  const { prefix } = s.app.services.coord as RedisCoord
+  const coord2 = new RedisCoord(redis.url, prefix, () => clock.now())
   await coord2.connect()
   const log = pino({ level: 'silent' })
   const other = new DeliveryEngine(

@@ -26,7 +26,7 @@ if (!redisAvailable()) {
   const { token, workspaceId } = await s.tenant()
 
   // The second instance: its own coordination client, meter index and actors; same store.
-  const coord2 = new RedisCoord(redis.url)
+  const coord2 = new RedisCoord(redis.url, (s.app.services.coord as RedisCoord).prefix)
   await coord2.connect()
   t.teardown(() => coord2.close())
   const store = s.app.services.store
