@@ -240,11 +240,11 @@ export function storeConformance(t: Test, sql: Sql): void {
           { t: table },
         )
         // Views, and the rollup's aggregate states (written by its view, never by us).
-      if (!/MergeTree/.test(kinds[0]?.engine ?? '')) continue
-      if (cols.some((c) => c.type.includes('AggregateFunction'))) continue
+        if (!/MergeTree/.test(kinds[0]?.engine ?? '')) continue
+        if (cols.some((c) => c.type.includes('AggregateFunction'))) continue
         const row: Record<string, unknown> = {}
         cols.forEach((c, i) => (row[c.name] = sampleValue(c.type, i)))
-          await sql.insertJsonEachRow(table, JSON.stringify(row) + '\n')
+        await sql.insertJsonEachRow(table, JSON.stringify(row) + '\n')
         const [back] = await sql.query<Record<string, unknown>>(
           `SELECT * FROM ${table} WHERE ${cols[0]!.name} = {v:${cols[0]!.type}} LIMIT 1`,
           { v: row[cols[0]!.name] },
