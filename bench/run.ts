@@ -36,7 +36,7 @@ const ALIASES: Record<string, string> = {
 
 function usage(): never {
   console.log(
-    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis] [--src]`,
+    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis] [--clickhouse] [--src]`,
   )
   process.exit(2)
 }
@@ -47,6 +47,7 @@ function parseArgs(argv: string[]) {
     tiny: false,
     profile: false,
     redis: false,
+    clickhouse: false,
     json: undefined as string | undefined,
     scenarios: [] as string[],
   }
@@ -56,6 +57,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--tiny') o.tiny = true
     else if (a === '--profile') o.profile = true
     else if (a === '--redis') o.redis = true
+    else if (a === '--clickhouse') o.clickhouse = true
     else if (a === '--src') process.env.BENCH_RUNTIME = 'tsx'
     else if (a === '--json') o.json = argv[++i] ?? usage()
     else if (a === '--scenario') o.scenarios.push(...(argv[++i] ?? usage()).split(','))
@@ -136,8 +138,20 @@ if (args.redis && !redisUrl) {
   redisUrl = r.url
   stopRedis = () => r.stop()
 }
-const ctx = makeCtx({ quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl }, (m) =>
-  console.error(m),
+// --clickhouse: the service stores in a ClickHouse server (meterflow clickhouse-server, or
+// the one CLICKHOUSE_URL names) instead of chDB: the cost of the server transport.
+let clickhouseUrl = process.env.CLICKHOUSE_URL?.replace(/\/+$/, '')
+let stopClickHouse: (() => Promise<void>) | undefined
+if (args.clickhouse && !clickhouseUrl) {
+  const { startClickHouse } = await import('../test/helpers/clickhouse.js')
+  const ch = await startClickHouse()
+  clickhouseUrl = ch.url
+  stopClickHouse = () => ch.stop()
+}
+if (!args.clickhouse) clickhouseUrl = undefined
+const ctx = makeCtx(
+  { quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl, clickhouseUrl },
+  (m) => console.error(m),
 )
 const chosen = args.scenarios.length
   ? Object.keys(SCENARIOS).filter((s) => args.scenarios.includes(s))
@@ -155,7 +169,7 @@ const machine = {
       : 'node --import tsx src/main.ts',
 }
 console.error(
-  `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}`,
+  `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}; ${clickhouseUrl ? `ClickHouse server ${clickhouseUrl}` : 'chDB'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}`,
 )
 const results: ScenarioResult[] = []
 const started = performance.now()
@@ -175,6 +189,7 @@ try {
   }
 } finally {
   await stopRedis?.()
+  await stopClickHouse?.()
 }
 addRatios(ctx, results)
 const summary = verdicts(ctx, results)
@@ -196,6 +211,7 @@ if (args.json) {
         when: new Date().toISOString(),
         mode: args.tiny ? 'tiny' : args.quick ? 'quick' : 'full',
         coordination: redisUrl ? 'redis' : 'memory',
+        store: clickhouseUrl ? 'clickhouse-server' : 'chdb',
         machine,
         targets: summary,
         scenarios: results,

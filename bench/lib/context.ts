@@ -5,6 +5,8 @@ export interface Flags {
   tiny: boolean
   profile: boolean
   redisUrl?: string
+  /** A ClickHouse server (no database path): cluster mode instead of chDB. */
+  clickhouseUrl?: string
 }
 
 export interface Ctx extends Flags {

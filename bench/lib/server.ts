@@ -15,6 +15,7 @@ export const RESULTS_DIR = path.join(ROOT, 'bench/results')
 export interface ServerOptions {
   name: string
   redisUrl?: string
+  clickhouseUrl?: string
   profile?: boolean
   env?: Record<string, string>
 }
@@ -88,6 +89,9 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
   delete env.ADMIN_TOKEN
   delete env.CLICKHOUSE_URL
   if (o.redisUrl) env.REDIS_URL = o.redisUrl
+  // A database of its own per run, as DATA_DIR is for chDB.
+  if (o.clickhouseUrl)
+    env.CLICKHOUSE_URL = `${o.clickhouseUrl}/bench_${o.name.replace(/\W/g, '_')}_${Date.now()}`
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   let stopping = false

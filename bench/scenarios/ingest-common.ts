@@ -27,7 +27,12 @@ export interface IngestEnv {
 }
 
 export async function ingestEnv(ctx: Ctx, name: string): Promise<IngestEnv> {
-  const server = await startServer({ name, redisUrl: ctx.redisUrl, profile: ctx.profile })
+  const server = await startServer({
+    name,
+    redisUrl: ctx.redisUrl,
+    clickhouseUrl: ctx.clickhouseUrl,
+    profile: ctx.profile,
+  })
   const gen = new LoadGen()
   const { ws, token } = await benchTenant(server)
   // 300 days back leaves room for ~100 runs of 2 days each before "now".
