@@ -2,6 +2,7 @@
 // sharing Redis, a lease makes sure exactly one line runs at a time; every run is recorded
 // in `scheduler_runs`, which is what /ping reads as the heartbeat.
 import crypto from 'node:crypto'
+import os from 'node:os'
 import { Cron } from 'croner'
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
@@ -28,7 +29,8 @@ export interface HeartbeatState {
 export class Scheduler {
   private readonly tasks: { name: string; run: SchedulerTask }[] = []
   private cron: Cron | null = null
-  private readonly owner = crypto.randomUUID()
+  // Host and pid name the instance in `scheduler_runs`, so an operator sees which one ran.
+  private readonly owner = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
   private running: Promise<RunSummary> | null = null
 
   constructor(

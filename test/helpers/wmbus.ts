@@ -1,0 +1,35 @@
+// Synthetic wM-Bus frames for compact-frame tests: a full frame (L C M A CI 7A ...) with
+// three records, and the compact frame (CI 79) of the same meter whose format signature
+// is the CRC-16 of those record headers.
+import { crc16 } from '../../src/decode/telegram-inspect.js'
+
+// records: 04 13 (volume l, 4 bytes), 02 5B (flow temperature, 2 bytes), 44 13 (volume at storage 1)
+export const HDRS = ['0413', '025B', '4413']
+
+function idHex(id: number): string {
+  const s = id.toString().padStart(8, '0')
+  return s.slice(6, 8) + s.slice(4, 6) + s.slice(2, 4) + s.slice(0, 2)
+}
+function frame(body: string): string {
+  const n = body.length / 2
+  return n.toString(16).padStart(2, '0').toUpperCase() + body
+}
+function le32(v: number): string {
+  const h = v.toString(16).padStart(8, '0')
+  return h.slice(6, 8) + h.slice(4, 6) + h.slice(2, 4) + h.slice(0, 2)
+}
+
+/** Full frame of meter `id` (manufacturer KAM) reading `litres`. */
+export function fullFrame(id: number, litres: number): string {
+  const le = le32(litres)
+  return frame(`442D2C${idHex(id)}1B167A01000000` + `0413${le}025B1200` + `4413${le}`)
+}
+
+/** Compact frame of meter `id` reading `litres`, for the format with these record headers. */
+export function compactFrame(id: number, litres: number, headers = HDRS): string {
+  const sig = crc16(Buffer.from(headers.join(''), 'hex'), 0, headers.join('').length / 2)
+  const le = le32(litres)
+  const sigLe =
+    (sig & 0xff).toString(16).padStart(2, '0') + (sig >> 8).toString(16).padStart(2, '0')
+  return frame(`442D2C${idHex(id)}1B1679${sigLe}0000${le}1200${le}`)
+}
