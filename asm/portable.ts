@@ -5,3 +5,4 @@ export { IN, F, IVB, CTRL, REC } from "./state";
 export { LAYOUT, FVAL, decodeBinary } from "./binframe";
 export { begin, beginBytes, resume } from "./decoder";
 export { hexToFrame } from "./hex";
+export { fmtScope, fmtTmpPtr, fmtRead, fmtPut } from "./compact";

@@ -67,6 +67,9 @@ export const S_ELL_CRC_OFF: i32 = 54;
 export const S_TPL_OFF: i32 = 55;
 export const S_END: i32 = 56; // end of application data (excl. wired checksum)
 export const S_DIEHL: i32 = 57; // Diehl frame interpretation (asm/mfct.ts DI_*)
+export const S_FMT_NEW: i32 = 58; // compact formats (asm/compact.ts): slot + 1 of a newly learnt one
+export const S_FMT_SIG: i32 = 59; // its signature, or the one not known
+export const S_FMT_MISS: i32 = 60; // 1 when a compact frame's format was not known
 
 // record fields
 export const R_DIF: i32 = 0;

@@ -58,6 +58,10 @@ async function loadJsCore(): Promise<DecoderCore> {
     resume: m.resume as (n: number) => number,
     decodeBinary: m.decodeBinary as (n: number) => number,
     hexToFrame: m.hexToFrame as (n: number) => number,
+    FMT: new Uint8Array(96), // compact formats are not shared in this comparison
+    fmtScope: m.fmtScope as (n: number) => void,
+    fmtRead: () => 0,
+    fmtPut: () => -1,
   }
 }
 

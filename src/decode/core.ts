@@ -17,6 +17,11 @@ export interface DecoderCore {
   resume(mode: number): number
   decodeBinary(n: number): number
   hexToFrame(len: number): number
+  /** Compact-frame format table (asm/compact.ts): where formats are copied in and out. */
+  FMT: Uint8Array
+  fmtScope(scope: number): void
+  fmtRead(slot: number): number
+  fmtPut(id: number, m: number, sig: number, len: number): number
 }
 
 /** Finds decoder.wasm next to this module (dist/decode) or in asm/build (sources under tsx). */
@@ -60,5 +65,9 @@ export function loadWasmCore(): DecoderCore {
     resume: fn('resume'),
     decodeBinary: fn('decodeBinary'),
     hexToFrame: fn('hexToFrame'),
+    FMT: new Uint8Array(buf, fn('fmtTmpPtr')(), 96),
+    fmtScope: fn('fmtScope'),
+    fmtRead: fn('fmtRead'),
+    fmtPut: fn('fmtPut'),
   }
 }

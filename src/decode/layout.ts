@@ -50,6 +50,9 @@ export const S = {
   TPL_OFF: 55,
   END: 56,
   DIEHL: 57,
+  FMT_NEW: 58,
+  FMT_SIG: 59,
+  FMT_MISS: 60,
 } as const
 
 export const REC_W = 20

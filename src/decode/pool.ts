@@ -2,7 +2,9 @@
 // meter affinity (each meter's telegrams always go to the same worker).
 import { Piscina } from 'piscina'
 import type { TelegramOutcome } from './telegram.js'
-import { readResults } from './wire.js'
+import { JOB_HEAD, readBatch, type FormatEvent } from './wire.js'
+import { formatKey, type FormatBook, type FormatKey, type KnownFormat } from './format-book.js'
+import type { TaughtFormat } from './worker.js'
 import { compileLayout, type FrameLayout, type FrameOutcome } from './frame-layout.js'
 import { affinityIndex } from './affinity.js'
 
@@ -12,9 +14,13 @@ export type { FrameLayout, FrameOutcome } from './frame-layout.js'
 export interface TelegramJob {
   hex: string
   key: string | null
+  /** The tenant: compact-frame formats are kept per scope (default 0). */
+  scope?: number
 }
 export interface DecoderPoolOptions {
   workers: number
+  /** Shares the compact-frame formats workers learn (format-book.ts); none: each worker's own. */
+  formats?: FormatBook
 }
 
 const KEY_RE = /^[0-9a-fA-F]{32}$/
@@ -26,13 +32,13 @@ function workerFile(): string {
 
 /** Packs a batch into one transferable buffer (see worker.ts for the layout). */
 export function packTelegrams(jobs: TelegramJob[]): ArrayBuffer {
-  let total = 4 + jobs.length * 21
+  let total = 4 + jobs.length * JOB_HEAD
   for (const j of jobs) total += typeof j.hex === 'string' ? j.hex.length : 0 // replacements keep the length
   const ab = new ArrayBuffer(total)
   const b = Buffer.from(ab)
   b.writeUInt32LE(jobs.length, 0)
   let hp = 4
-  let dp = 4 + jobs.length * 21
+  let dp = 4 + jobs.length * JOB_HEAD
   for (const j of jobs) {
     let hex = typeof j.hex === 'string' ? j.hex : ''
     if (Buffer.byteLength(hex, 'utf8') !== hex.length) hex = hex.replace(/[^\x00-\x7f]/g, '?')
@@ -42,7 +48,8 @@ export function packTelegrams(jobs: TelegramJob[]): ArrayBuffer {
       b[hp + 4] = 1
       b.write(j.key, hp + 5, 16, 'hex')
     } else b[hp + 4] = 2
-    hp += 21
+    b.writeUInt32LE((j.scope ?? 0) >>> 0, hp + 21)
+    hp += JOB_HEAD
     // latin1 keeps one byte per char; any non-hex char is caught by the decoder
     dp += b.write(hex, dp, hex.length, 'latin1')
   }
@@ -62,6 +69,7 @@ export function packTelegrams(jobs: TelegramJob[]): ArrayBuffer {
 export class DecoderPool {
   private readonly shards: Piscina[]
   private readonly pending: number[]
+  private readonly book: FormatBook | null
   private next = 0
 
   constructor(opts: DecoderPoolOptions) {
@@ -83,6 +91,7 @@ export class DecoderPool {
         }),
     )
     this.pending = new Array<number>(n).fill(0)
+    this.book = opts.formats ?? null
   }
 
   private async runOn<T>(i: number, task: unknown, transferList?: ArrayBuffer[]): Promise<T> {
@@ -109,10 +118,48 @@ export class DecoderPool {
     return best
   }
 
-  private async runTelegrams(i: number, jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
+  private async decodeOn(i: number, jobs: TelegramJob[], formats?: TaughtFormat[]) {
     const buf = packTelegrams(jobs)
-    const res = await this.runOn<ArrayBuffer>(i, { kind: 'telegrams', buf }, [buf])
-    return readResults(res, jobs.length)
+    const res = await this.runOn<ArrayBuffer>(i, { kind: 'telegrams', buf, formats }, [buf])
+    return readBatch(res, jobs.length)
+  }
+
+  /**
+   * Decodes on shard i. With a format book, formats the worker learnt are kept in it, and
+   * compact frames the worker could not read are decoded again with the book's formats.
+   */
+  private async runTelegrams(i: number, jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
+    const { outcomes, formats } = await this.decodeOn(i, jobs)
+    if (!this.book || formats.length === 0) return outcomes
+    const keyOf = (e: FormatEvent): FormatKey => ({
+      scope: jobs[e.index]!.scope ?? 0,
+      id: e.id,
+      m: e.m,
+      sig: e.sig,
+    })
+    const learnt: KnownFormat[] = []
+    const missed: FormatEvent[] = []
+    for (const e of formats) {
+      if (e.format) learnt.push({ ...keyOf(e), format: e.format })
+      else missed.push(e)
+    }
+    if (learnt.length) await this.book.keep(learnt)
+    if (missed.length === 0) return outcomes
+    const known = await this.book.find(missed.map(keyOf))
+    const retry = missed.filter((e) => known.has(formatKey(keyOf(e))))
+    if (retry.length === 0) return outcomes
+    const taught = new Map<string, TaughtFormat>()
+    for (const e of retry) {
+      const k = keyOf(e)
+      taught.set(formatKey(k), [k.scope, k.id, k.m, k.sig, known.get(formatKey(k))!])
+    }
+    const again = await this.decodeOn(
+      i,
+      retry.map((e) => jobs[e.index]!),
+      [...taught.values()],
+    )
+    retry.forEach((e, k) => (outcomes[e.index] = again.outcomes[k]!))
+    return outcomes
   }
 
   async decodeTelegrams(jobs: TelegramJob[]): Promise<TelegramOutcome[]> {

@@ -5,6 +5,8 @@
 // (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`, padded to 8),
 // built in the worker. The main thread only slices that text into a string: it
 // never builds record objects (`records` is parsed out of the text on read).
+// After the telegrams: Int32 length, then the batch's compact-format events as JSON
+// (rare: a format new to the worker, or one it did not know).
 import type { DecoderCore } from './core.js'
 import { RC, REASONS, E, S } from './layout.js'
 import {
@@ -14,6 +16,9 @@ import {
   statusFlags,
   type TelegramOutcome,
 } from './telegram.js'
+
+/** Bytes before each telegram's hex in a batch buffer going to a worker (worker.ts). */
+export const JOB_HEAD = 25
 
 export const REASON_BAD_KEY = 255
 export const REASON_INTERNAL = 254
@@ -25,6 +30,19 @@ const PRE = Buffer.from('{"telegram":"', 'latin1')
 const MID = Buffer.from('","decoded":', 'latin1')
 const OK_HEAD = 16 + 16 + 8
 
+/**
+ * A compact-frame format the worker learnt from a full frame (`format`: the table entry
+ * as hex) or did not know for a compact frame (`format` null), by the telegram's index in
+ * the batch. `id` and `m` are the meter's link identity as the decoder holds it.
+ */
+export interface FormatEvent {
+  index: number
+  id: number
+  m: number
+  sig: number
+  format: string | null
+}
+
 export class ResultWriter {
   private buf = new ArrayBuffer(1 << 20)
   private u8 = new Uint8Array(this.buf)
@@ -32,6 +50,7 @@ export class ResultWriter {
   private i32 = new Int32Array(this.buf)
   private f64 = new Float64Array(this.buf)
   private pos = 0
+  private formats: FormatEvent[] = []
 
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.byteLength) return
@@ -48,6 +67,11 @@ export class ResultWriter {
 
   reset(): void {
     this.pos = 0
+    this.formats = []
+  }
+
+  format(e: FormatEvent): void {
+    this.formats.push(e)
   }
 
   simple(code: number, reason: number): void {
@@ -93,8 +117,13 @@ export class ResultWriter {
     this.pos = start + pad8(p - start)
   }
 
-  /** Copy of the written bytes, ready for transfer. */
+  /** Copy of the written bytes with the format events appended, ready for transfer. */
   take(): ArrayBuffer {
+    const json = this.formats.length ? JSON.stringify(this.formats) : ''
+    this.ensure(8 + json.length)
+    this.i32[this.pos >> 2] = json.length // ASCII only: numbers and hex
+    this.b.write(json, this.pos + 4, 'latin1')
+    this.pos += pad8(4 + json.length)
     return this.buf.slice(0, this.pos)
   }
 }
@@ -124,6 +153,14 @@ class DecodedTelegram {
 }
 
 export function readResults(buf: ArrayBuffer, count: number): TelegramOutcome[] {
+  return readBatch(buf, count).outcomes
+}
+
+/** A batch's outcomes in job order and its compact-format events. */
+export function readBatch(
+  buf: ArrayBuffer,
+  count: number,
+): { outcomes: TelegramOutcome[]; formats: FormatEvent[] } {
   const i32 = new Int32Array(buf)
   const f64 = new Float64Array(buf, 0, buf.byteLength >> 3)
   const b = Buffer.from(buf)
@@ -156,5 +193,7 @@ export function readResults(buf: ArrayBuffer, count: number): TelegramOutcome[] 
     )
     pos = start + pad8(jsonLen)
   }
-  return out
+  const n = pos + 4 <= buf.byteLength ? i32[pos >> 2]! : 0
+  const formats = n ? (JSON.parse(b.toString('latin1', pos + 4, pos + 4 + n)) as FormatEvent[]) : []
+  return { outcomes: out, formats }
 }

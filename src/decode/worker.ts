@@ -3,36 +3,49 @@
 import { loadWasmCore } from './core.js'
 import { Piscina } from 'piscina'
 import { runTelegram } from './telegram.js'
-import { RC, E } from './layout.js'
-import { ResultWriter, REASON_BAD_KEY, REASON_INTERNAL } from './wire.js'
+import { RC, E, S } from './layout.js'
+import { JOB_HEAD, ResultWriter, REASON_BAD_KEY, REASON_INTERNAL } from './wire.js'
 import { decodeFrameSync } from './frames.js'
 import type { CompiledLayout } from './frame-layout.js'
 
 const core = loadWasmCore()
 const writer = new ResultWriter()
 
+/** A compact-frame format given to a worker: [scope, id, m, sig, entry hex] (wire.ts). */
+export type TaughtFormat = [number, number, number, number, string]
+
 export type WorkerTask =
-  | { kind: 'telegrams'; buf: ArrayBuffer }
+  | { kind: 'telegrams'; buf: ArrayBuffer; formats?: TaughtFormat[] }
   | { kind: 'frames'; layout: CompiledLayout; frames: string[] }
   | { kind: 'crash' }
 
 /**
- * Batch buffer in: u32 count | count x (u32 hex length, u8 key state 0 none / 1 key / 2 bad key, 16 key bytes) | hex ASCII.
+ * Batch buffer in: u32 count | count x (u32 hex length, u8 key state 0 none / 1 key / 2 bad key,
+ * 16 key bytes, u32 scope) | hex ASCII. Formats given with the batch are taken in first.
  * Result out: see wire.ts.
  */
-export function handleTelegrams(buf: ArrayBuffer): ArrayBuffer {
+export function handleTelegrams(buf: ArrayBuffer, formats: TaughtFormat[] = []): ArrayBuffer {
+  for (const [scope, id, m, sig, hex] of formats) {
+    core.fmtScope(scope)
+    const n = core.FMT.length
+    const len = hex.length >> 1
+    if (len > n) continue
+    core.FMT.set(Buffer.from(hex, 'hex'))
+    core.fmtPut(id, m, sig, len)
+  }
   const dv = new DataView(buf)
   const bytes = new Uint8Array(buf)
   const count = dv.getUint32(0, true)
   let hp = 4
-  let dp = 4 + count * 21
+  let dp = 4 + count * JOB_HEAD
   const key = new Uint8Array(16)
   writer.reset()
   for (let i = 0; i < count; i++) {
     const len = dv.getUint32(hp, true)
     const ks = bytes[hp + 4]!
     key.set(bytes.subarray(hp + 5, hp + 21))
-    hp += 21
+    core.fmtScope(dv.getUint32(hp + 21, true) | 0)
+    hp += JOB_HEAD
     if (ks === 2) {
       writer.simple(RC.UNDECODABLE, REASON_BAD_KEY)
       dp += len
@@ -54,6 +67,7 @@ export function handleTelegrams(buf: ArrayBuffer): ArrayBuffer {
       writer.simple(RC.UNDECODABLE, REASON_INTERNAL)
       continue
     }
+    noteFormat(i)
     if (code === RC.OK) writer.ok(core, hex)
     else if (code === RC.NEED_CRYPTO) writer.simple(RC.UNDECODABLE, E.UNSUPPORTED_SEC)
     else writer.simple(code, code === RC.UNCONFIGURED ? E.ENCRYPTED_NO_KEY : core.CTRL[41]!)
@@ -61,9 +75,20 @@ export function handleTelegrams(buf: ArrayBuffer): ArrayBuffer {
   return writer.take()
 }
 
+/** Reports a format the telegram just decoded taught the table, or one it lacked. */
+function noteFormat(index: number): void {
+  const { CTRL } = core
+  const learnt = CTRL[S.FMT_NEW]!
+  if (!learnt && !CTRL[S.FMT_MISS]) return
+  const base = { index, id: CTRL[S.ID]!, m: CTRL[S.ID_M]!, sig: CTRL[S.FMT_SIG]! }
+  if (!learnt) return writer.format({ ...base, format: null })
+  const n = core.fmtRead(learnt - 1)
+  writer.format({ ...base, format: Buffer.from(core.FMT.subarray(0, n)).toString('hex') })
+}
+
 export default function handler(task: WorkerTask): ArrayBuffer | string {
   if (task.kind === 'telegrams')
-    return Piscina.move(handleTelegrams(task.buf)) as unknown as ArrayBuffer
+    return Piscina.move(handleTelegrams(task.buf, task.formats)) as unknown as ArrayBuffer
   if (task.kind === 'frames')
     return JSON.stringify(task.frames.map((f) => decodeFrameSync(core, task.layout, f)))
   if (task.kind === 'crash') process.exit(70) // test hook: kills this worker thread

@@ -316,7 +316,7 @@ export async function prepareBatch(
 
   if (Object.keys(errors).length === 0) await decodeFrames(deps, prepared, prefix, errors)
   if (Object.keys(errors).length) throw validationError(errors)
-  if (deps.decoder) await decodeTelegrams(deps.decoder, prepared)
+  if (deps.decoder) await decodeTelegrams(deps.decoder, ws, prepared)
   else
     for (const it of prepared)
       if (it.telegram)
@@ -367,11 +367,15 @@ async function decodeFrames(
 }
 
 /** Telegrams, with the AES key of meters that exist already (new meters have none). */
-async function decodeTelegrams(decoder: DecoderPool, prepared: PreparedItem[]): Promise<void> {
+async function decodeTelegrams(
+  decoder: DecoderPool,
+  ws: number,
+  prepared: PreparedItem[],
+): Promise<void> {
   const jobs: PreparedItem[] = prepared.filter((it) => it.telegram)
   if (!jobs.length) return
   const outcomes: TelegramOutcome[] = await decoder.decodeTelegrams(
-    jobs.map((it) => ({ hex: it.telegram!.hex, key: it.meter?.wmbus_key ?? null })),
+    jobs.map((it) => ({ hex: it.telegram!.hex, key: it.meter?.wmbus_key ?? null, scope: ws })),
   )
   jobs.forEach((it, j) => {
     const o = outcomes[j]!

@@ -6,6 +6,7 @@ import { DecoderPool } from '../decode/index.js'
 import { rejectionSummary } from '../events/rejections.js'
 import type { Outbox } from '../events/outbox.js'
 import type { Services } from '../services.js'
+import { WmbusFormatRepo } from '../store/wmbus-formats.js'
 import type { Stage } from '../stages.js'
 import { IngestPipeline } from './pipeline.js'
 
@@ -14,7 +15,10 @@ export async function buildIngestStage(
 ): Promise<Stage & { actors: ActorRegistry; decoder: DecoderPool }> {
   // Always the current outbox: the events stage may replace it after we are built.
   const outbox: Outbox = { emit: (ws, event, data) => s.outbox.emit(ws, event, data) }
-  const decoder = new DecoderPool({ workers: s.config.WORKERS })
+  const decoder = new DecoderPool({
+    workers: s.config.WORKERS,
+    formats: new WmbusFormatRepo(s.store.sql, () => s.clock.now()),
+  })
   const actors = new ActorRegistry({
     store: s.store,
     history: new HistoryLoader(s.store.sql),

@@ -229,6 +229,19 @@ export const migrations: Migration[] = [
     name: 'hourly readings rollup (exact under versions and replays, docs/query.md)',
     statements: (o) => rollupStatements(o),
   },
+  {
+    version: 6,
+    name: 'wM-Bus compact frame formats, shared by workers and instances',
+    statements: (o) =>
+      table(
+        o,
+        'wmbus_formats',
+        `workspace_id UInt64, manufacturer UInt16, device_id UInt32, signature UInt16,
+         format String, learned_at ${T}`,
+        'ReplacingMergeTree(learned_at)',
+        'ORDER BY (workspace_id, device_id, manufacturer, signature)',
+      ),
+  },
 ]
 
 /** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
