@@ -14,7 +14,7 @@ export const Config = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   CLICKHOUSE_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** ClickHouse cluster name: when set, migrations create Replicated + Distributed tables. */
-  CLICKHOUSE_CLUSTER: Type.Optional(Type.String({ minLength: 1 })),
+  CLICKHOUSE_CLUSTER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   SCHEDULER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),

@@ -244,16 +244,20 @@ export const migrations: Migration[] = [
   },
 ]
 
-/** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
-export async function migrate(sql: Sql, o: SchemaOptions = {}): Promise<number[]> {
-  for (const s of table(
+/** The table that records applied migrations; created before any migration runs. */
+export function schemaMigrationsStatements(o: SchemaOptions): string[] {
+  return table(
     o,
     'schema_migrations',
     `workspace_id UInt64 DEFAULT 0, version UInt32, name String, applied_at ${T}`,
     'ReplacingMergeTree()',
     'ORDER BY version',
-  ))
-    await sql.exec(s)
+  )
+}
+
+/** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
+export async function migrate(sql: Sql, o: SchemaOptions = {}): Promise<number[]> {
+  for (const s of schemaMigrationsStatements(o)) await sql.exec(s)
   const done = new Set(
     (await sql.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) =>
       Number(r.version),

@@ -2,13 +2,22 @@
 // embedded adapter runs. The database named in CLICKHOUSE_URL's path is created if missing.
 import { Readable } from 'node:stream'
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
+import { forCluster } from './cluster.js'
 import type { Params, Sql } from './sql.js'
+
+export interface ServerSqlOptions {
+  /** CLICKHOUSE_CLUSTER: tables are Distributed over `<table>_local` (cluster.ts). */
+  cluster?: string
+}
 
 export class ServerSql implements Sql {
   readonly kind = 'server' as const
   private readonly client: ClickHouseClient
 
-  constructor(url: string) {
+  constructor(
+    url: string,
+    private readonly opts: ServerSqlOptions = {},
+  ) {
     const u = new URL(url)
     const database = u.pathname.replace(/^\//, '') || 'default'
     this.client = createClient({
@@ -16,7 +25,13 @@ export class ServerSql implements Sql {
       username: decodeURIComponent(u.username) || 'default',
       password: decodeURIComponent(u.password),
       database,
-      clickhouse_settings: { async_insert: 0, mutations_sync: '2' },
+      clickhouse_settings: {
+        async_insert: 0,
+        mutations_sync: '2',
+        // A Distributed table queues inserts for the shards by default: an acknowledged
+        // reading would then live only on the node that took it. Wait for the shard.
+        ...(opts.cluster ? { distributed_foreground_insert: 1 } : {}),
+      },
       // Failures reach the caller as errors; the client's own console log would repeat
       // them unstructured, outside our logger.
       log: { level: ClickHouseLogLevel.OFF },
@@ -45,7 +60,8 @@ export class ServerSql implements Sql {
   }
 
   async exec(sql: string, params?: Params): Promise<void> {
-    await this.client.command({ query: sql, query_params: params })
+    const query = this.opts.cluster ? forCluster(sql, this.opts.cluster) : sql
+    await this.client.command({ query, query_params: params })
   }
 
   async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {

@@ -44,7 +44,7 @@ export class Store {
     let sql: Sql
     if (config.CLICKHOUSE_URL) {
       await ServerSql.ensureDatabase(config.CLICKHOUSE_URL)
-      sql = new ServerSql(config.CLICKHOUSE_URL)
+      sql = new ServerSql(config.CLICKHOUSE_URL, { cluster: config.CLICKHOUSE_CLUSTER })
     } else sql = new ChdbSql(config.DATA_DIR)
     const store = new Store(sql, coord)
     // Instances starting together must not run the same DDL at once.
