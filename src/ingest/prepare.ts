@@ -19,6 +19,8 @@ import { isUnit, type Unit } from './units.js'
 
 /** Five minutes of clock skew are tolerated for device time. */
 export const FUTURE_TOLERANCE_MS = 5 * 60_000
+/** ClickHouse DateTime64 starts at 1900: an earlier reading could not be stored as sent. */
+export const EARLIEST_RECORDED_AT = Date.UTC(1900, 0, 1)
 
 export interface PreparedReading {
   kind: Kind
@@ -116,6 +118,13 @@ export async function prepareBatch(
     }
     const item = raw as Record<string, unknown>
     const hasPayload = 'payload' in item
+    // Shape B named by its profile: a missing payload is the error, not kind/value/unit.
+    if (!hasPayload && typeof item.profile === 'string' && item.profile !== 'generic') {
+      if (profileOf(item.profile)) {
+        add(`${key}.payload`, `The payload field is required for profile ${item.profile}.`)
+        continue
+      }
+    }
     const valid = hasPayload ? payloadCheck.Check(raw) : genericCheck.Check(raw)
     if (!valid) {
       Object.assign(errors, fieldErrors(hasPayload ? PayloadItem : GenericItem, item, key))
@@ -125,6 +134,10 @@ export async function prepareBatch(
     const recordedAt = parseIsoTimestamp(recordedAtText)
     if (recordedAt === null) {
       add(`${key}.recorded_at`, 'The recorded_at field must be an ISO 8601 date-time.')
+      continue
+    }
+    if (recordedAt < EARLIEST_RECORDED_AT) {
+      add(`${key}.recorded_at`, 'The recorded_at field must not lie before 1900-01-01T00:00:00Z.')
       continue
     }
     if (recordedAt > now + FUTURE_TOLERANCE_MS) {
@@ -294,7 +307,6 @@ export async function prepareBatch(
       }
       base.kind = kind
       base.readings = [{ kind, value: NaN, unit }]
-      base.rawFlags = []
       base.frame = payload
       prepared.push(base)
       continue
@@ -352,6 +364,8 @@ async function decodeFrames(
       v.layout,
       list.map((it) => it.frame!),
     )
+    // A payload without a status field makes no status report (api-v1.md, Device status).
+    const reportsStatus = v.layout.fields.some((f) => f.name === 'status')
     list.forEach((it, j) => {
       const o = outcomes[j]!
       if (!o.ok) {
@@ -360,8 +374,15 @@ async function decodeFrames(
         )
         return
       }
+      // NaN and ±Infinity (f32/f64 frames) cross the worker boundary as JSON null.
+      if (typeof o.value !== 'number' || !Number.isFinite(o.value)) {
+        ;(errors[`${prefix}.${it.index}.payload`] ??= []).push(
+          `The frame decodes to a value that is not a finite number (profile ${it.profile.key}).`,
+        )
+        return
+      }
       it.readings[0]!.value = o.value
-      it.rawFlags = o.status
+      it.rawFlags = reportsStatus ? o.status : null
     })
   }
 }

@@ -6,6 +6,15 @@ const DIGIT_POSITIONS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21,
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
 
+/** Date.UTC without its quirk of reading years 0–99 as 1900–1999. */
+function utc(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number) {
+  const t = Date.UTC(y, mo, d, h, mi, s, ms)
+  if (y >= 100) return t
+  const date = new Date(t)
+  date.setUTCFullYear(y)
+  return date.getTime()
+}
+
 /**
  * `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString` writes, so what most devices send) read
  * digit by digit: this runs for every reading and the regex below cost 3× as much.
@@ -40,7 +49,7 @@ function parseCanonical(s: string): number | null | undefined {
   const sec = n(17, 2)
   if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return null
   if (d > (mo === 2 && leap(y) ? 29 : DAYS[mo - 1]!)) return null
-  return Date.UTC(y, mo - 1, d, h, mi, sec, n(20, 3))
+  return utc(y, mo - 1, d, h, mi, sec, n(20, 3))
 }
 
 /** Epoch ms of an ISO 8601 date-time, or null when it is not one (or not a real date). */
@@ -51,7 +60,7 @@ export function parseIsoTimestamp(s: string): number | null {
   if (!m) return null
   const [, y, mo, d, h, mi, sec = '00', frac = '', zone = 'Z'] = m
   const ms = frac ? Number(frac.slice(1, 4).padEnd(3, '0')) : 0
-  const base = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +sec!, ms)
+  const base = utc(+y!, +mo! - 1, +d!, +h!, +mi!, +sec!, ms)
   const check = new Date(base)
   if (
     check.getUTCMonth() !== +mo! - 1 ||
