@@ -10,6 +10,7 @@ import { registerAlertAdmin } from './alerts.js'
 import { registerImportAdmin } from './imports.js'
 import { registerTransferAdmin } from './transfers.js'
 import { registerJobAdmin } from './jobs.js'
+import { registerPresetAdmin } from './presets.js'
 
 /** Every /admin/v1 route group. */
 export function registerAdmin(router: Router, s: Services): void {
@@ -23,4 +24,5 @@ export function registerAdmin(router: Router, s: Services): void {
   registerTransferAdmin(router, s)
   registerJobAdmin(router, s)
   registerEventAdmin(router, s)
+  registerPresetAdmin(router, s)
 }

@@ -5,6 +5,7 @@ import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { check } from '../http/validate.js'
 import type { Services } from '../services.js'
+import { mappingOrPreset } from '../presets/resolve.js'
 import { compileMapping } from '../webhooks/mapping.js'
 import {
   hashWebhookToken,
@@ -17,7 +18,9 @@ import { adminRoute, idParam, notFound } from './guard.js'
 export const EndpointCreate = Type.Object(
   {
     name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
-    mapping: Type.Unknown(),
+    mapping: Type.Optional(Type.Unknown()),
+    /** A mapping preset by name (src/presets), instead of `mapping`. */
+    preset: Type.Optional(Type.String({ maxLength: 100 })),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -26,6 +29,7 @@ export const EndpointPatch = Type.Object(
   {
     name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
     mapping: Type.Optional(Type.Unknown()),
+    preset: Type.Optional(Type.String({ maxLength: 100 })),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -51,7 +55,7 @@ export function registerWebhookAdmin(router: Router, s: Services): void {
     const ws = idParam(req, 'ws')
     if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
     const b = check(EndpointCreate, req.json())
-    const mapping = compileMapping(b.mapping)
+    const mapping = compileMapping(mappingOrPreset(b))
     const token = newWebhookToken()
     const ep = await repo().save({
       id: newEndpointId(),
@@ -79,7 +83,8 @@ export function registerWebhookAdmin(router: Router, s: Services): void {
     const ep = await endpoint(req.params.id ?? '')
     const b = check(EndpointPatch, req.json())
     const next = { ...ep }
-    if (b.mapping !== undefined) next.mapping = compileMapping(b.mapping).def
+    if (b.mapping !== undefined || b.preset !== undefined)
+      next.mapping = compileMapping(mappingOrPreset(b)).def
     if (b.enabled !== undefined) next.enabled = b.enabled
     if (b.name !== undefined) next.name = b.name
     return json(200, { data: endpointView(await repo().save(next)) })

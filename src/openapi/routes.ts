@@ -243,6 +243,10 @@ export const ROUTES: Record<string, RouteDoc> = {
     summary: 'Issue a new endpoint token',
     auth: 'admin',
   },
+  'GET /admin/v1/mapping-presets': {
+    summary: 'Mapping presets usable by name ({preset}) with their mapping and a sample message',
+    auth: 'admin',
+  },
   'POST /admin/v1/workspaces/{ws}/event-subscriptions': {
     summary: 'Subscribe a URL to events (signing secret shown here)',
     auth: 'admin',

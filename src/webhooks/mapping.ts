@@ -12,6 +12,7 @@
 // operator's text, and a raw expression that compiles means the same inside the parentheses.
 import jsonata from 'jsonata'
 import { FieldErrorCollector, validationError } from '../errors.js'
+import { registerMappingHelpers } from '../presets/helpers.js'
 
 export const MAPPING_FIELDS = [
   'meter',
@@ -58,6 +59,8 @@ function compileOne(
     return null
   }
   const expr = jsonata(wrap ? `($$ := $__mf_body;\n(${src}\n))` : src)
+  // $base64ToHex and the other preset helpers (src/presets/helpers.ts).
+  registerMappingHelpers(expr)
   timebox(expr)
   return expr
 }

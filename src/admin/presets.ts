@@ -1,0 +1,11 @@
+// Operator API: the mapping presets (src/presets) with their mapping and a sample message,
+// so an operator can see what `{"preset": name}` will store before using it.
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import { MAPPING_PRESETS } from '../presets/presets.js'
+import type { Services } from '../services.js'
+import { adminRoute } from './guard.js'
+
+export function registerPresetAdmin(router: Router, s: Services): void {
+  adminRoute(router, s, 'GET', '/mapping-presets', () => json(200, { data: MAPPING_PRESETS }))
+}
