@@ -3,7 +3,7 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { pino, type Logger } from 'pino'
+import type { Logger } from 'pino'
 import { registerAdmin } from './admin/index.js'
 import { registerApi } from './api/index.js'
 import { systemClock, type Clock } from './clock.js'
@@ -23,6 +23,8 @@ import { MeterRepo } from './store/meters.js'
 import { ProfileRepo } from './store/profiles.js'
 import { MemoryOutbox } from './events/outbox.js'
 import { buildStages, type Stage } from './stages.js'
+import { createLogger } from './observability/logger.js'
+import { redactUrlCredentials } from './observability/redact.js'
 
 export interface AppOptions {
   clock?: Clock
@@ -41,14 +43,18 @@ export interface App {
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock
-  const log =
-    opts.logger ?? pino({ level: config.LOG_LEVEL, redact: ['req.headers.authorization'] })
+  const log = opts.logger ?? createLogger(config)
   fs.mkdirSync(config.DATA_DIR, { recursive: true })
 
   let coord: Coord
   if (config.REDIS_URL) {
     const rc = new RedisCoord(config.REDIS_URL, coordPrefix(config), () => clock.now())
-    await rc.connect()
+    await rc.connect().catch(async (err: Error) => {
+      await rc.close().catch(() => {})
+      throw new Error(
+        `could not connect to REDIS_URL ${redactUrlCredentials(config.REDIS_URL!)}: ${err.message}`,
+      )
+    })
     coord = rc
   } else coord = new MemoryCoord(() => clock.now())
 

@@ -1,6 +1,18 @@
 // `npm start`: read the config once, start the app, stop it gracefully on SIGTERM/SIGINT.
 import { startApp } from './app.js'
 import { ConfigError, loadConfig } from './config/index.js'
+import { configSecrets, redactor, redactUrlCredentials } from './observability/redact.js'
+
+// Until the config is read only URL credentials can be recognised; then its secrets too.
+let redact = redactUrlCredentials
+/** Last words on stderr, redacted: an uncaught error may quote a URL or a token. */
+function die(prefix: string, err: unknown): never {
+  const text = err instanceof Error ? (err.stack ?? err.message) : String(err)
+  process.stderr.write(`meterflow: ${prefix}${redact(text)}\n`)
+  process.exit(1)
+}
+process.on('uncaughtException', (err) => die('', err))
+process.on('unhandledRejection', (err) => die('', err))
 
 let config
 try {
@@ -10,10 +22,16 @@ try {
     process.stderr.write(`meterflow: ${err.message}\n`)
     process.exit(1)
   }
-  throw err
+  die('', err)
 }
+redact = redactor(configSecrets(config))
 
-const app = await startApp(config)
+let app
+try {
+  app = await startApp(config)
+} catch (err) {
+  die('could not start: ', err instanceof Error ? err.message : err)
+}
 let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
@@ -21,10 +39,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopping = true
     app.close().then(
       () => process.exit(0),
-      (err) => {
-        process.stderr.write(`meterflow: shutdown failed: ${err}\n`)
-        process.exit(1)
-      },
+      (err) => die('shutdown failed: ', err),
     )
   })
 }

@@ -17,6 +17,8 @@ export const Config = Type.Object({
   CLICKHOUSE_CLUSTER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** Bearer token a scraper sends to GET /metrics; unset: only the admin token is accepted. */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   SCHEDULER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   SCHEDULER_INTERVAL_S: Type.Integer({ ...Positive, default: 60 }),
   EVENT_RETRY_DELAYS_MS: Type.Array(Type.Integer({ minimum: 0 }), {
@@ -72,10 +74,9 @@ export function loadConfig(
   const withDefaults = Value.Default(Config, input) as Record<string, unknown>
   const first = Value.Errors(Config, withDefaults).First()
   if (first) {
+    // The value is never echoed: it may be a token or a URL with a password.
     const name = first.path.split('/')[1] ?? '?'
-    throw new ConfigError(
-      `invalid environment variable ${name}=${JSON.stringify(env[name])}: ${first.message}`,
-    )
+    throw new ConfigError(`invalid environment variable ${name}: ${first.message}`)
   }
   const config = withDefaults as Config
   config.DATA_DIR = path.resolve(config.DATA_DIR)

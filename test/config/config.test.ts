@@ -86,7 +86,7 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     t.ok(err instanceof ConfigError, `${name}=${value} is a ConfigError`)
     t.match(
       (err as Error)?.message,
-      new RegExp(`^invalid environment variable ${name}=`),
+      new RegExp(`^invalid environment variable ${name}: `),
       `names ${name}`,
     )
   }
@@ -112,7 +112,7 @@ t.test('npm start with a bad value exits 1 with a message naming the variable', 
     t.equal(code, 1, `${name}: exit code 1`)
     t.match(
       stderr,
-      new RegExp(`^meterflow: invalid environment variable ${name}=`),
+      new RegExp(`^meterflow: invalid environment variable ${name}: `),
       `${name}: stderr names it`,
     )
     t.notMatch(stderr, /\n\s+at /, `${name}: a message, not a stack trace`)
