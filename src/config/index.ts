@@ -79,6 +79,12 @@ export function loadConfig(
     throw new ConfigError(`invalid environment variable ${name}: ${first.message}`)
   }
   const config = withDefaults as Config
+  // The spec's "growing delay": each retry waits strictly longer than the one before.
+  const delays = config.EVENT_RETRY_DELAYS_MS
+  if (delays.some((d, i) => i > 0 && d <= delays[i - 1]!))
+    throw new ConfigError(
+      'invalid environment variable EVENT_RETRY_DELAYS_MS: each delay must be longer than the one before',
+    )
   config.DATA_DIR = path.resolve(config.DATA_DIR)
   return Object.freeze(config)
 }

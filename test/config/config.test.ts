@@ -93,6 +93,21 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/, 'PORT out of range')
 })
 
+t.test('EVENT_RETRY_DELAYS_MS must grow strictly (the spec: "a growing delay")', async (t) => {
+  for (const value of ['1000,1000,1000,1000', '5000,1000,2000,3000', '0,0,0,0', '1,2,3,3']) {
+    t.throws(
+      () => loadConfig({ EVENT_RETRY_DELAYS_MS: value }),
+      {
+        name: 'Error',
+        message:
+          /^invalid environment variable EVENT_RETRY_DELAYS_MS: .*longer than the one before/,
+      },
+      `${value} refused, naming the variable`,
+    )
+  }
+  t.same(loadConfig({ EVENT_RETRY_DELAYS_MS: '0,1,2,3' }).EVENT_RETRY_DELAYS_MS, [0, 1, 2, 3])
+})
+
 t.test('npm start with a bad value exits 1 with a message naming the variable', async (t) => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: 'abc' }, 'PORT'],

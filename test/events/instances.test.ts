@@ -21,7 +21,7 @@ if (!redisAvailable()) {
   const s = await startTestServer(
     {
       REDIS_URL: redis.url,
-      EVENT_RETRY_DELAYS_MS: '1000,1000,1000,1000',
+      EVENT_RETRY_DELAYS_MS: '1000,2000,3000,4000',
     },
     { clock },
   )
@@ -42,7 +42,7 @@ if (!redisAvailable()) {
     clock,
     log,
     {
-      retryDelaysMs: [1000, 1000, 1000, 1000],
+      retryDelaysMs: [1000, 2000, 3000, 4000],
       timeoutMs: 5000,
       disableAfter: 3,
       blockPrivate: false,
@@ -68,7 +68,7 @@ if (!redisAvailable()) {
     other.wake()
     await rx.waitFor(10)
     await idle()
-    clock.advance(1000)
+    clock.advance(2000)
     await Promise.all([main.engine.runDue(), other.runDue()])
     await idle()
     await new Promise((r) => setTimeout(r, 1200)) // one more poll period of both timers
