@@ -58,3 +58,7 @@ INSERT INTO readings_hourly SELECT workspace_id, meter_id, kind, toStartOfHour(r
 -- migration 6: wM-Bus compact frame formats, shared by workers and instances
 CREATE TABLE IF NOT EXISTS wmbus_formats_local ON CLUSTER 'meterflow' (workspace_id UInt64, manufacturer UInt16, device_id UInt32, signature UInt16, format String, learned_at DateTime64(3, 'UTC')) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/wmbus_formats', '{replica}', learned_at) ORDER BY (workspace_id, device_id, manufacturer, signature);
 CREATE TABLE IF NOT EXISTS wmbus_formats ON CLUSTER 'meterflow' AS wmbus_formats_local ENGINE = Distributed('meterflow', currentDatabase(), wmbus_formats_local, cityHash64(workspace_id));
+
+-- migration 7: MQTT ingest subscriptions (docs/mqtt.md)
+CREATE TABLE IF NOT EXISTS mqtt_subscriptions_local ON CLUSTER 'meterflow' (workspace_id UInt64, id UInt64, name Nullable(String), broker_url String, username Nullable(String), password Nullable(String), client_id String, topics Array(String), qos UInt8, mapping String, enabled UInt8, deleted UInt8, created_at DateTime64(3, 'UTC'), version UInt64) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/mqtt_subscriptions', '{replica}', version) ORDER BY (workspace_id, id);
+CREATE TABLE IF NOT EXISTS mqtt_subscriptions ON CLUSTER 'meterflow' AS mqtt_subscriptions_local ENGINE = Distributed('meterflow', currentDatabase(), mqtt_subscriptions_local, cityHash64(workspace_id));

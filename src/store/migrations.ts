@@ -242,6 +242,21 @@ export const migrations: Migration[] = [
         'ORDER BY (workspace_id, device_id, manufacturer, signature)',
       ),
   },
+  {
+    version: 7,
+    name: 'MQTT ingest subscriptions (docs/mqtt.md)',
+    statements: (o) =>
+      table(
+        o,
+        'mqtt_subscriptions',
+        `workspace_id UInt64, id UInt64, name Nullable(String), broker_url String,
+         username Nullable(String), password Nullable(String), client_id String,
+         topics Array(String), qos UInt8, mapping String, enabled UInt8, deleted UInt8,
+         created_at ${T}, version UInt64`,
+        'ReplacingMergeTree(version)',
+        'ORDER BY (workspace_id, id)',
+      ),
+  },
 ]
 
 /** The table that records applied migrations; created before any migration runs. */

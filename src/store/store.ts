@@ -22,6 +22,7 @@ const SEQUENCES: Record<string, string> = {
   alerts: 'id',
   imports: 'id',
   transfers: 'id',
+  mqtt_subscriptions: 'id',
 }
 
 export class Store {
