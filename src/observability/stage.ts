@@ -5,6 +5,7 @@
 // connections) are read when Prometheus scrapes.
 import type { DecoderPool } from '../decode/index.js'
 import { ApiError } from '../errors.js'
+import { checkAdmin } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import type { Ingest, IngestRequest } from '../ingest/types.js'
 import { heartbeat } from '../scheduler/scheduler.js'
@@ -92,11 +93,16 @@ export function buildObservabilityStage(
     name: 'observability',
     metrics: m,
     registerRoutes(router: Router) {
-      router.get('/metrics', async () => ({
-        status: 200,
-        body: await m.text(),
-        headers: { 'content-type': m.registry.contentType },
-      }))
+      // Never public: METRICS_TOKEN when set (a scraper's own token), else the admin token.
+      const token = s.config.METRICS_TOKEN ?? s.adminToken
+      router.get('/metrics', async (req) => {
+        checkAdmin(req, token)
+        return {
+          status: 200,
+          body: await m.text(),
+          headers: { 'content-type': m.registry.contentType },
+        }
+      })
     },
   }
 }

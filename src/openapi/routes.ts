@@ -98,7 +98,11 @@ const report = (summary: string): RouteDoc => ({
 
 export const ROUTES: Record<string, RouteDoc> = {
   'GET /healthz': { summary: 'Liveness without authentication', auth: 'none' },
-  'GET /metrics': { summary: 'Prometheus metrics (text exposition format)', auth: 'none' },
+  'GET /metrics': {
+    summary:
+      'Prometheus metrics (text exposition format); bearer METRICS_TOKEN when set, else the admin token',
+    auth: 'admin',
+  },
   'GET /api/v1/openapi.json': { summary: 'This document', auth: 'none' },
   'GET /api/v1/ping': {
     summary: 'Authenticated liveness probe with scheduler heartbeat',

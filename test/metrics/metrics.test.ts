@@ -96,7 +96,7 @@ t.test('metrics after traffic', async (t) => {
   t.ok(limited > 0, 'the token ran into its rate limit')
   await call('POST', '/admin/v1/scheduler/run', admin)
 
-  const m = await call('GET', '/metrics')
+  const m = await call('GET', '/metrics', admin)
   t.equal(m.status, 200)
   t.match(m.headers['content-type'], /text\/plain/)
   const text = m.text
