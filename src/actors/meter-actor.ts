@@ -7,7 +7,13 @@ import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
-import { canonicalize, isUnit, toCanonical, type Canonical } from '../ingest/units.js'
+import {
+  canonicalize,
+  isUnit,
+  meterUnit,
+  settingToCanonical,
+  type Canonical,
+} from '../ingest/units.js'
 import type { Kind } from '../ingest/types.js'
 import type { HistoryLoader, MeterHistory } from './history.js'
 import { Mailbox } from './mailbox.js'
@@ -115,8 +121,7 @@ export class MeterActor {
 
   private context(exchanges: MeterHistory['exchanges']): MeterQualityContext {
     const m = this.meter
-    const canon = (v: number | null) =>
-      v === null ? null : isUnit(m.unit) ? toCanonical(v, m.unit) : v
+    const canon = (v: number | null) => settingToCanonical(m, v)
     return {
       rolloverMax: canon(m.rollover_max),
       expectedIntervalMinutes: m.expected_interval_minutes,
@@ -212,7 +217,7 @@ export class MeterActor {
         }
         const c: Canonical =
           r.unit !== null && isUnit(r.unit)
-            ? canonicalize(r.value, r.unit, meter.unit)
+            ? canonicalize(r.value, r.unit, meterUnit(meter))
             : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
         const res = tl.insert({
           kind: r.kind,

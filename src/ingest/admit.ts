@@ -8,6 +8,7 @@ import type { TenantRepo, Workspace } from '../store/tenants.js'
 import type { PreparedItem, PreparedReading } from './prepare.js'
 import type { ItemStatus } from './types.js'
 import { isUnit } from './units.js'
+import { pulseReadings } from './pulses.js'
 
 export interface AdmittedItem {
   item: PreparedItem
@@ -110,7 +111,8 @@ export async function admitBatch(
       }
     if (it.rejection) return { item: it, meter, created, readings: [], rejection: it.rejection }
     if (it.pulse) {
-      if (meter.pulse_weight === null || !isUnit(meter.pulse_unit))
+      const readings = pulseReadings(meter, it.pulse)
+      if (!readings)
         return {
           item: it,
           meter,
@@ -121,16 +123,6 @@ export async function admitBatch(
             reason: 'meter has no pulse weight configured',
           },
         }
-      const readings: PreparedReading[] = []
-      const unit = meter.pulse_unit
-      if (it.pulse.pulses !== undefined)
-        readings.push({ kind: 'saldo', value: it.pulse.pulses * meter.pulse_weight, unit })
-      if (it.pulse.pulse_delta !== undefined)
-        readings.push({
-          kind: 'consumption',
-          value: it.pulse.pulse_delta * meter.pulse_weight,
-          unit,
-        })
       return { item: it, meter, created, readings }
     }
     return { item: it, meter, created, readings: it.readings }

@@ -40,3 +40,23 @@ export function canonicalize(value: number, unit: Unit, meterUnit: string | null
     unitMismatch: false,
   }
 }
+
+/**
+ * The unit a meter's own numbers (rollover_max, exchange baselines) are stated in, and the
+ * family its readings must belong to: its `unit`, or for a pulse meter without one its
+ * `pulse_unit` (the unit its pulse readings are stored in). The one rule for the actor,
+ * the backfill, transfers and derived consumption.
+ */
+export function meterUnit(m: { unit: string | null; pulse_unit: string | null }): Unit | null {
+  if (isUnit(m.unit)) return m.unit
+  return isUnit(m.pulse_unit) ? m.pulse_unit : null
+}
+
+/** A meter setting (rollover_max, an exchange baseline) in canonical units; see meterUnit. */
+export function settingToCanonical(
+  m: { unit: string | null; pulse_unit: string | null },
+  v: number | null,
+): number | null {
+  const u = meterUnit(m)
+  return v === null || u === null ? v : toCanonical(v, u)
+}

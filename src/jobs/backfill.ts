@@ -1,10 +1,13 @@
 // Backfill of reading quality (operator-api.md, "Scheduler and jobs"): recomputes the
 // canonical value (units of the meter's family only; otherwise canonical null and
 // `unit_mismatch`) and the quality flags of stored readings with the same rules the ingest
-// path uses (computeFlags), and stores a new version only of rows that changed.
+// path uses (computeFlags), and stores a new version only of rows that changed. A pulse
+// reading is converted again from its raw payload (pulses × the meter's current weight,
+// in its current pulse unit), so a corrected pulse_weight/pulse_unit reaches stored rows.
 import { computeFlags, type QualityFlag, type TimelineReading } from '../actors/quality/index.js'
 import { listExchanges } from '../admin/meters.js'
-import { canonicalize, isUnit, toCanonical } from '../ingest/units.js'
+import { pulseReadings, storedPulseCounts } from '../ingest/pulses.js'
+import { canonicalize, isUnit, meterUnit, settingToCanonical } from '../ingest/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import type { StoredReadingRow } from '../store/reading-row.js'
@@ -23,16 +26,19 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
     { ws: m.workspace_id, m: m.id },
   )
   if (!rows.length) return 0
-  const canon = (v: number | null) => (v !== null && isUnit(m.unit) ? toCanonical(v, m.unit) : v)
+  const canon = (v: number | null) => settingToCanonical(m, v)
   const exchanges = (await listExchanges(s.store.sql, m.workspace_id, m.id)).map((e) => ({
     exchangedAt: Date.parse(e.exchanged_at),
     oldFinalValue: canon(e.old_final_value),
     newInitialValue: canon(e.new_initial_value),
   }))
   const timeline: TimelineReading[] = []
-  const canonical = rows.map((r) => {
-    const c = isUnit(r.unit)
-      ? canonicalize(Number(r.value), r.unit, m.unit)
+  const declared = meterUnit(m)
+  const sources = rows.map((r) => pulseSource(m, r) ?? { value: Number(r.value), unit: r.unit })
+  const canonical = rows.map((r, i) => {
+    const src = sources[i]!
+    const c = isUnit(src.unit)
+      ? canonicalize(src.value, src.unit, declared)
       : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
     timeline.push({
       kind: r.kind,
@@ -53,8 +59,11 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
   rows.forEach((r, i) => {
     const c = canonical[i]!
     const f = flags[i]!
+    const src = sources[i]!
     const storedValue = r.canonical_value === null ? null : Number(r.canonical_value)
     if (
+      Number(r.value) === src.value &&
+      r.unit === src.unit &&
       storedValue === c.canonicalValue &&
       r.canonical_unit === c.canonicalUnit &&
       sameArr(r.quality_flags, f)
@@ -63,6 +72,8 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
     changed.push(
       JSON.stringify({
         ...r,
+        value: src.value,
+        unit: src.unit,
         canonical_value: c.canonicalValue,
         canonical_unit: c.canonicalUnit,
         quality_flags: f,
@@ -76,6 +87,14 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
   if (changed.length)
     await s.coord.publish('readings-rewritten', `${m.workspace_id}:${m.id}`).catch(() => {})
   return changed.length
+}
+
+/** A pulse reading's value and unit from its raw payload and the meter's current weight. */
+function pulseSource(m: Meter, r: StoredReadingRow): { value: number; unit: string } | null {
+  const counts = storedPulseCounts(r.raw_payload)
+  if (!counts) return null
+  const reading = pulseReadings(m, counts)?.find((x) => x.kind === r.kind)
+  return reading ? { value: reading.value, unit: reading.unit } : null
 }
 
 export async function backfillReadingQuality(

@@ -5,7 +5,7 @@ import type { Meter } from '../store/meters.js'
 import type { Sql } from '../store/sql.js'
 import { deriveConsumption, type DerivedRow } from './derive.js'
 import { meterExchanges, saldoPoints } from './readings.js'
-import { inCanonical, unitFamily } from './units.js'
+import { familyOf, meterUnit, settingToCanonical } from '../ingest/units.js'
 
 export async function derivedConsumption(
   sql: Sql,
@@ -18,9 +18,8 @@ export async function derivedConsumption(
     saldoPoints(sql, meter.workspace_id, meter.id, from, to),
     meterExchanges(sql, meter.workspace_id, meter.id),
   ])
-  const declared = meter.unit ?? meter.pulse_unit
-  const conv = (v: number | null) => (v === null ? null : inCanonical(v, declared))
-  const unit = (canonicalUnit ?? unitFamily(declared)) as 'kwh' | 'm3' | null
+  const conv = (v: number | null) => settingToCanonical(meter, v)
+  const unit = canonicalUnit ?? familyOf(meterUnit(meter))
   return deriveConsumption(points, {
     rolloverMax: conv(meter.rollover_max),
     expectedIntervalMinutes: meter.expected_interval_minutes,

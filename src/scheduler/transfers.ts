@@ -5,7 +5,7 @@
 // answer emits `integration.transfer_failed`.
 import { Cron } from 'croner'
 import { deriveConsumption } from '../query/derive.js'
-import { familyOf, isUnit, toCanonical } from '../ingest/units.js'
+import { familyOf, meterUnit, settingToCanonical } from '../ingest/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import { chTime, isoFromCh, parseChTime } from '../store/sql.js'
@@ -116,7 +116,7 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
        AND recorded_at >= {from:DateTime64(3, 'UTC')} AND recorded_at < {to:DateTime64(3, 'UTC')}`,
     p,
   )
-  const unit = familyOf(m.unit)
+  const unit = familyOf(meterUnit(m))
   if (c && Number(c.n) > 0)
     return { consumption: Number(c.total), unit: unit ?? null, source: 'consumption' }
   // Saldo: the last reading before the day plus the day's readings; intervals ending inside
@@ -139,7 +139,7 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
       unit: unit ?? (rows[0]?.u as 'kwh' | 'm3' | null) ?? null,
       source: 'none',
     }
-  const canon = (v: number | null) => (v !== null && isUnit(m.unit) ? toCanonical(v, m.unit) : v)
+  const canon = (v: number | null) => settingToCanonical(m, v)
   const exchanges = (await listExchanges(sql, m.workspace_id, m.id)).map((e) => ({
     exchangedAt: Date.parse(e.exchanged_at),
     oldFinalValue: canon(e.old_final_value),
