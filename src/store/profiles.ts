@@ -102,8 +102,16 @@ export class ProfileRepo {
   }
 
   async create(ws: number, p: Omit<Profile, 'version' | 'builtin'>): Promise<Profile> {
-    const prev = await this.get(ws, p.key)
-    const version = (prev?.version ?? 0) + 1
+    // The version comes from the coordination layer's sequence (Redis across instances), not
+    // from reading the newest stored version: concurrent POSTs of one key would all read the
+    // same one, and the ReplacingMergeTree would keep only the last of them.
+    const version = await this.coord.nextId(`profile-version:${ws}:${p.key}`, async () => {
+      const [r] = await this.sql.query<{ m: string | number }>(
+        'SELECT toUInt64(max(version)) AS m FROM profiles WHERE workspace_id = {ws:UInt64} AND key = {key:String}',
+        { ws, key: p.key },
+      )
+      return Number(r?.m ?? 0)
+    })
     await this.sql.insertJsonEachRow(
       'profiles',
       JSON.stringify({
