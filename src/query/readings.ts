@@ -314,12 +314,21 @@ export async function saldoPoints(
   points: { recordedAt: number; canonicalValue: number }[]
   canonicalUnit: string | null
 }> {
+  // The window's readings plus the last one before `from`: the interval crossing `from`
+  // belongs to this window, the one holding its end (docs/derive.md, "Window").
+  const cond = `workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo' AND canonical_value IS NOT NULL`
   const rows = await sql.query<{ t: string; v: number; u: string | null }>(
-    `SELECT toUnixTimestamp64Milli(recorded_at) AS t, canonical_value AS v, canonical_unit AS u
-     FROM readings FINAL
-     WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo'
-       AND canonical_value IS NOT NULL AND ${timeCond(from, to, true)}
-     ORDER BY recorded_at`,
+    `SELECT t, v, u FROM (
+       SELECT toUnixTimestamp64Milli(recorded_at) AS t, canonical_value AS v, canonical_unit AS u
+       FROM readings FINAL WHERE ${cond} AND ${timeCond(from, to, true)}
+       UNION ALL
+       SELECT * FROM (
+         SELECT toUnixTimestamp64Milli(recorded_at) AS t, canonical_value AS v, canonical_unit AS u
+         FROM readings FINAL
+         WHERE ${cond} AND recorded_at < fromUnixTimestamp64Milli(toInt64(${Math.trunc(from)}), 'UTC')
+         ORDER BY recorded_at DESC LIMIT 1
+       )
+     ) ORDER BY t`,
     { ws, m: meterId },
   )
   let unit: string | null = null
@@ -327,6 +336,14 @@ export async function saldoPoints(
     unit ??= r.u
     return { recordedAt: Number(r.t), canonicalValue: Number(r.v) }
   })
+  // A reading exactly at `from` starts the window: the interval ending there is the
+  // previous window's.
+  if (
+    points.length > 1 &&
+    points[1]!.recordedAt === Math.trunc(from) &&
+    points[0]!.recordedAt < from
+  )
+    points.shift()
   return { points, canonicalUnit: unit }
 }
 
