@@ -1,6 +1,7 @@
 // Operator API: scheduled transfers (operator-api.md, "Imports and transfers").
 import { Type } from '@sinclair/typebox'
 import { validationError } from '../errors.js'
+import { isPrivateTarget } from '../events/targets.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { check } from '../http/validate.js'
@@ -34,6 +35,11 @@ export function registerTransferAdmin(router: Router, s: Services): void {
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
       throw validationError({ url: ['The url field must be an http or https URL.'] })
+    // One rule for every outbound request: as for event subscriptions (checked again at send).
+    if (s.config.EVENT_BLOCK_PRIVATE_TARGETS && (await isPrivateTarget(b.url)))
+      throw validationError({
+        url: ['The url field must not point to a private or loopback address.'],
+      })
     try {
       parseCron(b.cron)
     } catch (e) {

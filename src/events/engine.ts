@@ -13,7 +13,6 @@ import type { Mailer } from './mailer.js'
 import type { Delivery, EventRepo, Subscription } from './repo.js'
 import { post } from './send.js'
 import { signatureHeader } from './signing.js'
-import { isPrivateTarget } from './targets.js'
 
 export interface EngineOptions {
   /** Delays before retries 1-4 (EVENT_RETRY_DELAYS_MS). */
@@ -202,13 +201,9 @@ export class DeliveryEngine implements Stage {
       'x-service-event': d.event,
       'x-service-delivery': d.id,
     }
-    const outcome =
-      this.opts.blockPrivate && (await isPrivateTarget(sub.url))
-        ? {
-            status: null,
-            error: 'refused: private or loopback target (EVENT_BLOCK_PRIVATE_TARGETS=1)',
-          }
-        : await post(sub.url, headers, d.body, this.opts.timeoutMs)
+    const outcome = await post(sub.url, headers, d.body, this.opts.timeoutMs, {
+      blockPrivate: this.opts.blockPrivate,
+    })
 
     const after = this.clock.now()
     const next: Delivery = {

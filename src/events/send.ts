@@ -1,7 +1,11 @@
-// One delivery attempt on the wire: a POST over node:http(s) without connection reuse, the
-// whole exchange bounded by EVENT_TIMEOUT_MS. Never throws; the outcome says what happened.
+// One outbound POST on the wire (an event delivery attempt, a transfer): node:http(s)
+// without connection reuse, redirects never followed (a 3xx is an answer like any other),
+// the whole exchange bounded by `timeoutMs`. With `blockPrivate` the target address is
+// checked where the connection resolves it (targets.ts). Never throws; the outcome says
+// what happened.
 import http from 'node:http'
 import https from 'node:https'
+import { guardedLookup, literalProblem } from './targets.js'
 
 export interface SendOutcome {
   /** HTTP status of the answer, null when there was none. */
@@ -15,7 +19,12 @@ export function post(
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  opts: { blockPrivate?: boolean } = {},
 ): Promise<SendOutcome> {
+  if (opts.blockPrivate) {
+    const refused = literalProblem(url)
+    if (refused) return Promise.resolve({ status: null, error: refused.message })
+  }
   const bytes = Buffer.from(body, 'utf8')
   return new Promise((resolve) => {
     let done = false
@@ -39,6 +48,7 @@ export function post(
         {
           method: 'POST',
           agent: false,
+          ...(opts.blockPrivate ? { lookup: guardedLookup } : {}),
           headers: { ...headers, 'content-length': String(bytes.length), connection: 'close' },
           signal: AbortSignal.timeout(timeoutMs),
         },

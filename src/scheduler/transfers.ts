@@ -10,6 +10,7 @@ import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import { chTime, isoFromCh, parseChTime } from '../store/sql.js'
 import { listExchanges } from '../admin/meters.js'
+import { post } from '../events/send.js'
 
 export interface Transfer {
   id: number
@@ -198,15 +199,18 @@ export async function runTransfer(
   try {
     const payload = await transferPayload(s, t, now)
     day = payload.day
-    const res = await fetch(t.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'meterflow-transfer' },
-      body: JSON.stringify(payload),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    })
-    statusCode = res.status
-    await res.arrayBuffer().catch(() => {})
-    if (res.status < 200 || res.status >= 300) error = `target answered ${res.status}`
+    // The same outbound rule as event deliveries: no redirects followed, private targets
+    // refused at connect time when EVENT_BLOCK_PRIVATE_TARGETS=1.
+    const out = await post(
+      t.url,
+      { 'content-type': 'application/json', 'user-agent': 'meterflow-transfer' },
+      JSON.stringify(payload),
+      TIMEOUT_MS,
+      { blockPrivate: s.config.EVENT_BLOCK_PRIVATE_TARGETS },
+    )
+    statusCode = out.status
+    if (out.status !== null && out.error) error = `target answered ${out.status}`
+    else error = out.error
   } catch (e) {
     error = (e as Error).message || String(e)
   }
