@@ -34,6 +34,10 @@ export const Config = Type.Object({
   // Our own limits (documented in the README).
   MAX_BODY_BYTES: Type.Integer({ ...Positive, default: 16 * 1024 * 1024 }),
   MAX_BATCH_ITEMS: Type.Integer({ ...Positive, default: 10_000 }),
+  /** MQTT ingest: lease of one subscription's connection; a dead owner is replaced after it. */
+  MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
+  /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
+  MQTT_SUBSCRIBERS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -51,6 +55,7 @@ const numeric = new Set([
   'WORKERS',
   'MAX_BODY_BYTES',
   'MAX_BATCH_ITEMS',
+  'MQTT_LEASE_S',
 ])
 
 function coerce(name: string, raw: string): unknown {
