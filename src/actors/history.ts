@@ -1,8 +1,13 @@
 // What a meter actor needs from the store: its recent readings (the quality window), the
 // newest recorded_at per kind (anything newer cannot be a duplicate), exchanges, the latest
 // status, existence checks and neighbourhoods for late readings, and full rows to re-version.
-// Look-ups of many meters arriving in the same tick are merged into one query.
-import { NEIGHBOURHOOD } from '../actors/quality/index.js'
+// Every look-up is per request, not per meter: calls of many meters arriving in the same
+// tick (the turns of one request start together) are merged into one query per workspace.
+//
+// FINAL: `existing` needs none (any version of a key means it is stored). The window,
+// neighbourhood and row look-ups need the newest version of each key; they take it with
+// ORDER BY version DESC LIMIT 1 BY key over the few keys of the meters asked for (validity
+// does not change between versions: only neighbour flag families are ever re-versioned).
 import type { QualityFlag, TimelineReading } from './quality/index.js'
 import type { StoredReadingRow } from '../store/reading-row.js'
 import { chTime, parseChTime, type Sql } from '../store/sql.js'
@@ -19,16 +24,41 @@ export interface MeterHistory {
   status: LatestStatus | null
 }
 
-/** Rows of one meter matching (kind, recorded_at) keys; the time list lets the index prune. */
-const KEY_FILTER = `recorded_at IN {ts:Array(DateTime64(3, 'UTC'))}
-  AND concat(toString(kind), '|', toString(recorded_at)) IN {keys:Array(String)}`
+/** Rows of these meters matching (meter, kind, recorded_at) keys; the id and time lists let the index prune. */
+const KEY_FILTER = `meter_id IN {ids:Array(UInt64)} AND recorded_at IN {ts:Array(DateTime64(3, 'UTC'))}
+  AND concat(toString(meter_id), '|', toString(kind), '|', toString(recorded_at)) IN {keys:Array(String)}`
 
-function keyParams(keys: { kind: string; t: number }[]) {
-  return {
-    ts: [...new Set(keys.map((k) => chTime(k.t)))],
-    keys: keys.map((k) => `${k.kind}|${chTime(k.t)}`),
-  }
+export interface ReadingKey {
+  kind: string
+  t: number
 }
+
+function keyParams(asks: { meterId: number; keys: ReadingKey[] }[]) {
+  const ids = new Set<number>()
+  const ts = new Set<string>()
+  const keys: string[] = []
+  for (const a of asks) {
+    ids.add(a.meterId)
+    for (const k of a.keys) {
+      const at = chTime(k.t)
+      ts.add(at)
+      keys.push(`${a.meterId}|${k.kind}|${at}`)
+    }
+  }
+  return { ids: [...ids], ts: [...ts], keys }
+}
+
+/** Newest version of each reading key (instead of FINAL) over an already filtered set. */
+const NEWEST =
+  'ORDER BY meter_id, kind, recorded_at, version DESC LIMIT 1 BY meter_id, kind, recorded_at'
+const COLS = 'meter_id, kind, recorded_at, canonical_value, quality_flags, version'
+
+/**
+ * A freshly loaded window holds the newest readings of each kind (at most this many, valid
+ * or not, fewer when keys have several versions), complete from its oldest one on: a late
+ * reading after that needs no store look-up (MeterActor).
+ */
+export const HYDRATE_PER_KIND = 64
 
 /** Valid = has a canonical value and no unit mismatch (docs/quality.md). */
 const VALID = "canonical_value IS NOT NULL AND NOT has(quality_flags, 'unit_mismatch')"
@@ -48,31 +78,25 @@ export function timelineReading(r: {
   }
 }
 
-export class HistoryLoader {
+/**
+ * Merges the calls made in one tick into one `fetch` per workspace; each caller gets its
+ * own part of the answer.
+ */
+class Coalescer<Req, Res> {
   private queue = new Map<
-    string,
-    {
-      ws: number
-      ids: number[]
-      waiters: Map<number, ((h: MeterHistory) => void)[]>
-      fail: ((e: unknown) => void)[]
-    }
+    number,
+    { reqs: Req[]; done: ((r: Res) => void)[]; fail: ((e: unknown) => void)[] }
   >()
   private scheduled = false
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly fetch: (ws: number, reqs: Req[]) => Promise<Res[]>) {}
 
-  /** History of one meter; calls in the same tick share one round of queries per workspace. */
-  load(ws: number, meterId: number): Promise<MeterHistory> {
+  ask(ws: number, req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
-      const key = String(ws)
-      let q = this.queue.get(key)
-      if (!q) this.queue.set(key, (q = { ws, ids: [], waiters: new Map(), fail: [] }))
-      if (!q.waiters.has(meterId)) {
-        q.ids.push(meterId)
-        q.waiters.set(meterId, [])
-      }
-      q.waiters.get(meterId)!.push(resolve)
+      let q = this.queue.get(ws)
+      if (!q) this.queue.set(ws, (q = { reqs: [], done: [], fail: [] }))
+      q.reqs.push(req)
+      q.done.push(resolve)
       q.fail.push(reject)
       if (!this.scheduled) {
         this.scheduled = true
@@ -83,24 +107,54 @@ export class HistoryLoader {
 
   private flush(): void {
     this.scheduled = false
-    const batches = [...this.queue.values()]
+    const batches = [...this.queue]
     this.queue.clear()
-    for (const b of batches)
-      this.fetch(b.ws, b.ids).then(
-        (res) => {
-          for (const [id, ws] of b.waiters) for (const w of ws) w(res.get(id)!)
-        },
+    for (const [ws, b] of batches)
+      this.fetch(ws, b.reqs).then(
+        (res) => b.done.forEach((d, i) => d(res[i]!)),
         (err) => b.fail.forEach((f) => f(err)),
       )
   }
+}
 
-  private async fetch(ws: number, ids: number[]): Promise<Map<number, MeterHistory>> {
+export class HistoryLoader {
+  private readonly windows = new Coalescer<number, MeterHistory>((ws, ids) => this.fetch(ws, ids))
+  private readonly stored = new Coalescer<{ meterId: number; keys: ReadingKey[] }, Set<string>>(
+    (ws, asks) => this.fetchExisting(ws, asks),
+  )
+  private readonly around = new Coalescer<
+    { meterId: number; ts: number[]; n: number },
+    TimelineReading[]
+  >((ws, asks) => this.fetchNeighbourhoods(ws, asks))
+  private readonly full = new Coalescer<
+    { meterId: number; keys: ReadingKey[] },
+    StoredReadingRow[]
+  >((ws, asks) => this.fetchRows(ws, asks))
+  /** Queries sent, by look-up (metrics and tests: one per request, not per meter). */
+  readonly queries = { windows: 0, existing: 0, neighbourhood: 0, rows: 0 }
+
+  constructor(private readonly sql: Sql) {}
+
+  /** History of one meter; calls in the same tick share one round of queries per workspace. */
+  load(ws: number, meterId: number): Promise<MeterHistory> {
+    return this.windows.ask(ws, meterId)
+  }
+
+  private async fetch(ws: number, asked: number[]): Promise<MeterHistory[]> {
+    this.queries.windows++
+    const ids = [...new Set(asked)]
     const params = { ws, ids }
     const [window, latest, exchanges, statuses] = await Promise.all([
       this.sql.query<any>(
-        `SELECT meter_id, kind, recorded_at, canonical_value, quality_flags FROM readings FINAL
-         WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)} AND ${VALID}
-         ORDER BY meter_id, kind, recorded_at DESC LIMIT ${NEIGHBOURHOOD} BY meter_id, kind`,
+        // Versions sort right after their key, newest first: the first rows per kind hold
+        // the newest version of every key from the oldest one they reach on.
+        `SELECT ${COLS} FROM (
+           SELECT ${COLS} FROM readings
+           WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
+           ORDER BY meter_id, kind, recorded_at DESC, version DESC
+           LIMIT ${HYDRATE_PER_KIND * 4} BY meter_id, kind)
+         ORDER BY meter_id, kind, recorded_at DESC, version DESC
+         LIMIT 1 BY meter_id, kind, recorded_at`,
         params,
       ),
       this.sql.query<any>(
@@ -132,53 +186,110 @@ export class HistoryLoader {
         old_final_value: r.old_final_value === null ? null : Number(r.old_final_value),
         new_initial_value: r.new_initial_value === null ? null : Number(r.new_initial_value),
       })
-    return out
+    return asked.map((id) => out.get(id)!)
   }
 
   /** Which of these (kind, recorded_at) of one meter are stored already. */
-  async existing(
-    ws: number,
-    meterId: number,
-    keys: { kind: string; t: number }[],
-  ): Promise<Set<string>> {
-    if (!keys.length) return new Set()
-    const rows = await this.sql.query<{ kind: string; recorded_at: string }>(
-      `SELECT DISTINCT kind, recorded_at FROM readings
-       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${KEY_FILTER}`,
-      { ws, m: meterId, ...keyParams(keys) },
-    )
-    return new Set(rows.map((r) => `${r.kind}:${parseChTime(r.recorded_at)}`))
+  existing(ws: number, meterId: number, keys: ReadingKey[]): Promise<Set<string>> {
+    if (!keys.length) return Promise.resolve(new Set())
+    return this.stored.ask(ws, { meterId, keys })
   }
 
-  /** Valid readings around t (both kinds): `n` before and `n` at or after. */
-  async neighbourhood(
+  private async fetchExisting(
     ws: number,
-    meterId: number,
-    t: number,
-    n: number,
-  ): Promise<TimelineReading[]> {
-    const p = { ws, m: meterId, t: chTime(t) }
-    const base = `SELECT kind, recorded_at, canonical_value, quality_flags FROM readings FINAL
-      WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${VALID}`
-    const rows = await this.sql.query<any>(
-      `SELECT * FROM (${base} AND recorded_at < {t:DateTime64(3, 'UTC')} ORDER BY kind, recorded_at DESC LIMIT ${n} BY kind)
-       UNION ALL
-       SELECT * FROM (${base} AND recorded_at >= {t:DateTime64(3, 'UTC')} ORDER BY kind, recorded_at ASC LIMIT ${n} BY kind)`,
-      p,
+    asks: { meterId: number; keys: ReadingKey[] }[],
+  ): Promise<Set<string>[]> {
+    this.queries.existing++
+    const rows = await this.sql.query<{ meter_id: string; kind: string; recorded_at: string }>(
+      `SELECT DISTINCT meter_id, kind, recorded_at FROM readings
+       WHERE workspace_id = {ws:UInt64} AND ${KEY_FILTER}`,
+      { ws, ...keyParams(asks) },
     )
-    return rows.map(timelineReading)
+    const per = new Map<number, Set<string>>()
+    for (const r of rows) {
+      const id = Number(r.meter_id)
+      let set = per.get(id)
+      if (!set) per.set(id, (set = new Set()))
+      set.add(`${r.kind}:${parseChTime(r.recorded_at)}`)
+    }
+    return asks.map((a) => per.get(a.meterId) ?? new Set())
+  }
+
+  /**
+   * Valid readings around each of the times `ts` of one meter (both kinds): `n` before and
+   * `n` at or after each. One query per round of (meter, time) pairs of the whole tick.
+   */
+  neighbourhood(ws: number, meterId: number, ts: number[], n: number): Promise<TimelineReading[]> {
+    if (!ts.length) return Promise.resolve([])
+    return this.around.ask(ws, { meterId, ts, n })
+  }
+
+  private async fetchNeighbourhoods(
+    ws: number,
+    asks: { meterId: number; ts: number[]; n: number }[],
+  ): Promise<TimelineReading[][]> {
+    const out = asks.map(() => new Map<string, TimelineReading>())
+    // Each round asks one time per meter: `transform` maps a meter to its time in SQL.
+    const pending = asks.map((a, i) => ({ i, meterId: a.meterId, ts: [...a.ts], n: a.n }))
+    while (pending.some((p) => p.ts.length)) {
+      const round = new Map<number, { t: number; to: number[]; n: number }>()
+      for (const p of pending) {
+        if (!p.ts.length) continue
+        const r = round.get(p.meterId)
+        if (r && r.t === p.ts[0]) {
+          r.to.push(p.i)
+          r.n = Math.max(r.n, p.n)
+          p.ts.shift()
+        } else if (!r) {
+          round.set(p.meterId, { t: p.ts.shift()!, to: [p.i], n: p.n })
+        }
+      }
+      const ids = [...round.keys()]
+      const n = Math.max(...[...round.values()].map((r) => r.n))
+      const params = { ws, ids, tv: [...round.values()].map((r) => chTime(r.t)) }
+      const at =
+        "transform(meter_id, {ids:Array(UInt64)}, {tv:Array(DateTime64(3, 'UTC'))}, toDateTime64(0, 3, 'UTC'))"
+      const base = `SELECT ${COLS} FROM readings WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}`
+      this.queries.neighbourhood++
+      const rows = await this.sql.query<any>(
+        `SELECT * FROM (SELECT * FROM (${base} AND recorded_at < ${at} ${NEWEST}) WHERE ${VALID}
+           ORDER BY meter_id, kind, recorded_at DESC LIMIT ${n} BY meter_id, kind)
+         UNION ALL
+         SELECT * FROM (SELECT * FROM (${base} AND recorded_at >= ${at} ${NEWEST}) WHERE ${VALID}
+           ORDER BY meter_id, kind, recorded_at ASC LIMIT ${n} BY meter_id, kind)`,
+        params,
+      )
+      for (const r of rows) {
+        const tr = timelineReading(r)
+        for (const i of round.get(Number(r.meter_id))!.to)
+          out[i]!.set(`${tr.kind}:${tr.recordedAt}`, tr)
+      }
+    }
+    return out.map((m) => [...m.values()])
   }
 
   /** Full stored rows (newest version) for re-versioning readings whose flags changed. */
-  async rows(
+  rows(ws: number, meterId: number, keys: ReadingKey[]): Promise<StoredReadingRow[]> {
+    if (!keys.length) return Promise.resolve([])
+    return this.full.ask(ws, { meterId, keys })
+  }
+
+  private async fetchRows(
     ws: number,
-    meterId: number,
-    keys: { kind: string; t: number }[],
-  ): Promise<StoredReadingRow[]> {
-    if (!keys.length) return []
-    return this.sql.query<StoredReadingRow>(
-      `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND ${KEY_FILTER}`,
-      { ws, m: meterId, ...keyParams(keys) },
+    asks: { meterId: number; keys: ReadingKey[] }[],
+  ): Promise<StoredReadingRow[][]> {
+    this.queries.rows++
+    const rows = await this.sql.query<StoredReadingRow>(
+      `SELECT * FROM readings WHERE workspace_id = {ws:UInt64} AND ${KEY_FILTER} ${NEWEST}`,
+      { ws, ...keyParams(asks) },
     )
+    const per = new Map<number, StoredReadingRow[]>()
+    for (const r of rows) {
+      const id = Number(r.meter_id)
+      let list = per.get(id)
+      if (!list) per.set(id, (list = []))
+      list.push(r)
+    }
+    return asks.map((a) => per.get(a.meterId) ?? [])
   }
 }

@@ -1,8 +1,10 @@
 // One actor per meter: its readings are handled one at a time in recorded_at order, so
 // idempotency, quality flags and status changes never race. The actor keeps a window of
-// recent readings (MeterTimeline) and the newest recorded_at per kind; a reading newer than
-// that cannot be a duplicate, older ones are checked in the window and then in ClickHouse,
-// which has the final word. A turn ends only after its rows are stored.
+// recent readings (MeterTimeline), sized in time and count, and knows from which recorded_at
+// on (per kind) the window holds everything stored. A reading inside that complete part —
+// also a late one — is checked for duplicates and flagged from the window alone; only older
+// readings ask ClickHouse (batched with the other meters of the tick), which has the final
+// word. A turn ends only after its rows are stored.
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { chTime } from '../store/sql.js'
@@ -17,7 +19,12 @@ import {
 import type { Kind } from '../ingest/types.js'
 import type { HistoryLoader, MeterHistory } from './history.js'
 import { Mailbox } from './mailbox.js'
-import { NEIGHBOURHOOD, type MeterQualityContext, type QualityFlag } from './quality/index.js'
+import {
+  NEIGHBOURHOOD,
+  type Kind as QualityKind,
+  type MeterQualityContext,
+  type QualityFlag,
+} from './quality/index.js'
 import { MeterTimeline } from './timeline.js'
 
 export interface ActorReading {
@@ -36,6 +43,8 @@ export interface ActorReading {
 export type ActorVerdict = 'created' | 'duplicate'
 
 export interface ActorEnv {
+  /** How much a window keeps (WINDOW_SPAN_MS, WINDOW_MAX; tests shrink it to reach the store). */
+  window?: { spanMs: number; maxPerKind: number }
   store: Store
   history: HistoryLoader
   outbox: Outbox
@@ -54,6 +63,16 @@ export interface MeterLocks {
 }
 
 const key = (kind: string, t: number) => `${kind}:${t}`
+
+const KINDS: readonly QualityKind[] = ['consumption', 'saldo']
+/**
+ * The window keeps the readings of the last WINDOW_SPAN_MS per kind (at most WINDOW_MAX,
+ * at least NEIGHBOURHOOD): a reading that arrives up to that late, e.g. from a request that
+ * overtook another or a gateway replaying hours of buffer, needs no store round trip.
+ * About 200 bytes per reading held (docs/benchmarks.md gives the measured memory per meter).
+ */
+export const WINDOW_SPAN_MS = 6 * 3_600_000
+export const WINDOW_MAX = 256
 
 /** A readings row on its way to the store. */
 interface RowOut {
@@ -93,6 +112,8 @@ export class MeterActor {
   private status: { statuses: string[]; reportedAt: number } | null = null
   private meter: Meter
   private seen: number | null = null
+  /** Per kind: the window holds every stored reading with recorded_at after this. */
+  private completeAfter: Record<QualityKind, number> = { consumption: Infinity, saldo: Infinity }
   lastUsed = 0
 
   constructor(
@@ -102,7 +123,10 @@ export class MeterActor {
     fresh: boolean,
   ) {
     this.meter = meter
-    if (fresh) this.timeline = new MeterTimeline(this.context([]))
+    if (fresh) {
+      this.timeline = new MeterTimeline(this.context([]))
+      this.completeAfter = { consumption: -Infinity, saldo: -Infinity }
+    }
   }
 
   /** Handles one request's readings of this meter; resolves after they are stored. */
@@ -143,7 +167,27 @@ export class MeterActor {
       ? { statuses: h.status.statuses, reportedAt: Date.parse(h.status.reported_at) }
       : null
     this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
+    // The loaded rows are the newest of each kind, complete from the oldest one on.
+    for (const k of KINDS) {
+      let oldest = Infinity
+      for (const r of h.window) if (r.kind === k && r.recordedAt < oldest) oldest = r.recordedAt
+      this.completeAfter[k] = oldest === Infinity ? -Infinity : oldest - 1
+    }
     return this.timeline
+  }
+
+  /**
+   * True when the window alone gives exact flags for a reading at t: for each kind it holds
+   * everything stored after `completeAfter`, and within that NEIGHBOURHOOD valid readings
+   * before t (or the meter's whole history).
+   */
+  private windowKnows(tl: MeterTimeline, t: number): boolean {
+    for (const k of KINDS) {
+      const after = this.completeAfter[k]
+      if (after === -Infinity) continue
+      if (!(t > after) || tl.validBetween(k, after + 1, t) < NEIGHBOURHOOD) return false
+    }
+    return true
   }
 
   /** Drops everything cached; the next turn reloads from the store. */
@@ -179,7 +223,9 @@ export class MeterActor {
         verdicts.set(r.ref, 'duplicate')
         continue
       }
-      if (r.recordedAt <= this.latest[r.kind]) (ask ??= []).push(r)
+      // Newer than anything stored, or inside the window's complete part: the window knows.
+      if (r.recordedAt <= this.latest[r.kind] && r.recordedAt <= this.completeAfter[r.kind])
+        (ask ??= []).push(r)
       fresh.push(r)
     }
     let created = fresh
@@ -202,19 +248,14 @@ export class MeterActor {
       let own: Map<string, RowOut> | null = null
       const changed = new Map<string, QualityFlag[]>()
       const now = chTime(this.env.now())
+      // Exact flags need the reading's stored neighbours in the window; those the window
+      // cannot vouch for come from the store, all in one look-up (merged across meters).
+      const far = created
+        .filter((r) => !this.windowKnows(tl, r.recordedAt))
+        .map((r) => r.recordedAt)
+      if (far.length)
+        tl.load(await this.env.history.neighbourhood(ws, meter.id, far, NEIGHBOURHOOD))
       for (const r of created) {
-        // A late reading needs its neighbours in the window for exact flags.
-        if (!tl.isAppend(r.kind, r.recordedAt)) {
-          const n = tl.neighbourhood(r.kind, r.recordedAt)
-          tl.load(
-            await this.env.history.neighbourhood(
-              ws,
-              meter.id,
-              r.recordedAt,
-              Math.max(n.before, n.after),
-            ),
-          )
-        }
         const c: Canonical =
           r.unit !== null && isUnit(r.unit)
             ? canonicalize(r.value, r.unit, meterUnit(meter))
@@ -329,7 +370,10 @@ export class MeterActor {
       for (const r of created)
         if (verdicts.get(r.ref) === 'created' && r.recordedAt > this.latest[r.kind])
           this.latest[r.kind] = r.recordedAt
-      tl.trim(NEIGHBOURHOOD)
+      const w = this.env.window
+      const dropped = tl.retain(w?.spanMs ?? WINDOW_SPAN_MS, w?.maxPerKind ?? WINDOW_MAX)
+      for (const k of KINDS)
+        if (dropped[k] > this.completeAfter[k]) this.completeAfter[k] = dropped[k]
 
       if (newest && (!this.status || newest.reportedAt > this.status.reportedAt)) {
         const before = this.status

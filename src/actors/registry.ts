@@ -7,7 +7,7 @@ export class ActorRegistry {
   private readonly actors = new Map<number, MeterActor>()
 
   constructor(
-    private readonly env: ActorEnv,
+    readonly env: ActorEnv,
     // A window holds up to ~200 readings; 20k idle actors stay well under 1 GB.
     private readonly maxActors = 20_000,
   ) {}

@@ -169,6 +169,46 @@ export class MeterTimeline {
     }
   }
 
+  /** Valid readings of `kind` in the window with from <= recorded_at < to. */
+  validBetween(kind: Kind, from: number, to: number): number {
+    const arr = this.valid[kind]
+    return Math.max(0, lowerBound(arr, to) - lowerBound(arr, from))
+  }
+
+  /**
+   * Keeps, per kind, the valid readings within `spanMs` of that kind's newest valid one, at
+   * least NEIGHBOURHOOD and at most `maxPerKind` of them, and the invalid readings no older
+   * than the oldest kept valid one (at most `maxPerKind`). Drops only from the old end, and
+   * returns per kind the newest recorded_at dropped (-Infinity when nothing was): the window
+   * still holds everything it held after that time.
+   */
+  retain(spanMs: number, maxPerKind: number): Record<Kind, number> {
+    const max = Math.max(maxPerKind, NEIGHBOURHOOD)
+    const dropped: Record<Kind, number> = { consumption: -Infinity, saldo: -Infinity }
+    for (const kind of KINDS) {
+      const arr = this.valid[kind]
+      let cut = 0
+      if (arr.length > NEIGHBOURHOOD) {
+        const since = arr[arr.length - 1]!.t - spanMs
+        cut = Math.min(lowerBound(arr, since), arr.length - NEIGHBOURHOOD)
+        cut = Math.max(cut, arr.length - max)
+      }
+      if (cut > 0) {
+        dropped[kind] = arr[cut - 1]!.t
+        arr.splice(0, cut)
+      }
+      const inv = this.invalid[kind]
+      if (!inv.size) continue
+      const times = [...inv.keys()].sort((a, b) => a - b)
+      const floor = arr.length ? arr[0]!.t : times[times.length - 1]! - spanMs
+      let k = 0
+      while (k < times.length && (times[k]! < floor || times.length - k > max)) k++
+      for (let j = 0; j < k; j++) inv.delete(times[j]!)
+      if (k > 0) dropped[kind] = Math.max(dropped[kind], times[k - 1]!)
+    }
+    return dropped
+  }
+
   insert(
     input: Omit<TimelineReading, 'flags'>,
   ): { duplicate: true } | { duplicate: false; flags: QualityFlag[]; changed: TimelineReading[] } {

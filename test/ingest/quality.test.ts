@@ -123,3 +123,107 @@ t.test('property: same readings → same flags whatever batching and arrival ord
     { numRuns: 25, seed: 42 },
   )
 })
+
+/**
+ * Overlapping concurrent requests on the same meters (issue 13): several meters' readings
+ * shuffled into requests that each carry several meters, sent in concurrent waves, so turns
+ * of one meter race across requests and arrive late. Some runs shrink the actors' window to
+ * the minimum (late readings then take the batched store look-ups) and forget actors between
+ * waves (their windows reload from the store). Flags must equal the same readings sent sorted
+ * in one batch.
+ */
+t.test('property: overlapping concurrent requests on the same meters → batch flags', async (t) => {
+  const { token, workspaceId } = await s.tenant()
+  const actors = s.app.services.actors!
+  const queries = (actors.env.history as { queries?: Record<string, number> }).queries
+  const before = { ...queries }
+  let run = 0
+  const meters = 3
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.record({
+          meter: fc.integer({ min: 0, max: meters - 1 }),
+          kind: fc.constantFrom('saldo', 'consumption'),
+          slot: fc.integer({ min: 0, max: 90 }),
+          value: fc.integer({ min: -5, max: 400 }),
+        }),
+        { minLength: 1, maxLength: 120 },
+      ),
+      fc.integer({ min: 2, max: 6 }),
+      fc.integer({ min: 1, max: 4 }),
+      fc.boolean(),
+      fc.boolean(),
+      fc.integer(),
+      async (raw, requests, waves, small, forget, seed) => {
+        run++
+        actors.env.window = small ? { spanMs: 0, maxPerKind: 0 } : undefined
+        const seen = new Set<string>()
+        const items = raw
+          .filter((r) => {
+            const k = `${r.meter}${r.kind}${r.slot}`
+            return !seen.has(k) && seen.add(k)
+          })
+          .map((r) => ({
+            m: r.meter,
+            kind: r.kind,
+            value: r.value,
+            unit: 'kwh',
+            recorded_at: at(r.slot * 15),
+          }))
+        const name = (set: string, m: number) => `o${set}-${run}-${m}`
+        const sorted = [...items].sort((x, y) => x.recorded_at.localeCompare(y.recorded_at))
+        const ref = await s.call('POST', '/api/v1/reportData', {
+          token,
+          body: { readings: sorted.map(({ m, ...i }) => ({ ...i, meter: name('a', m) })) },
+        })
+        t.equal(ref.status, 201)
+        let x = seed
+        const rnd = (n: number) => {
+          x = (x * 1103515245 + 12345) & 0x7fffffff
+          return x % n
+        }
+        // Each wave: `requests` concurrent requests, readings dealt at random (meters mixed).
+        const perWave = Math.ceil(items.length / waves)
+        const shuffled = [...items]
+        for (let i = shuffled.length - 1; i > 0; i--) {
+          const j = rnd(i + 1)
+          ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
+        }
+        for (let w = 0; w * perWave < shuffled.length; w++) {
+          const wave = shuffled.slice(w * perWave, (w + 1) * perWave)
+          const bodies: (typeof wave)[] = Array.from({ length: requests }, () => [])
+          for (const it of wave) bodies[rnd(requests)]!.push(it)
+          const answers = await Promise.all(
+            bodies
+              .filter((b) => b.length)
+              .map((b) =>
+                s.call('POST', '/api/v1/reportData', {
+                  token,
+                  body: { readings: b.map(({ m, ...i }) => ({ ...i, meter: name('b', m) })) },
+                }),
+              ),
+          )
+          for (const a of answers) t.equal(a.status, 201)
+          if (forget)
+            for (let m = 0; m < meters; m++) {
+              const meter = await s.app.services.meters.byIdentifier(workspaceId, name('b', m))
+              if (meter) actors.forget(meter.id)
+            }
+        }
+        for (let m = 0; m < meters; m++)
+          if (items.some((i) => i.m === m))
+            t.same(
+              await flagsOf(workspaceId, name('b', m)),
+              await flagsOf(workspaceId, name('a', m)),
+              `meter ${m} (run ${run})`,
+            )
+      },
+    ),
+    { numRuns: 20, seed: 13 },
+  )
+  actors.env.window = undefined
+  // The store paths ran (small windows, forgotten actors), batched across meters.
+  t.ok(queries!.neighbourhood > before.neighbourhood!, 'late readings looked up in the store')
+  t.ok(queries!.windows > before.windows!, 'forgotten actors reloaded their windows')
+})
