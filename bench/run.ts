@@ -15,6 +15,7 @@ import { storageCeiling } from './scenarios/storage-ceiling.js'
 import { telegram } from './scenarios/telegram.js'
 import { webhook } from './scenarios/webhook.js'
 import { decode, queries } from './scenarios/external.js'
+import { gateway, naive, provision, shared } from './scenarios/deployment.js'
 
 // Run order: ceilings the ingest scenarios compare with come first, except the storage
 // ceiling, which is measured after ingest at the insert sizes the writer produced.
@@ -24,6 +25,10 @@ const SCENARIOS: Record<string, (ctx: Ctx) => Promise<ScenarioResult>> = {
   storage: storageCeiling,
   telegram,
   webhook,
+  naive,
+  gateway,
+  shared,
+  provision,
   query: queries,
   decode,
 }

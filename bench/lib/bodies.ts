@@ -31,12 +31,38 @@ export type BodySpec =
       startMs: number
       stepMs: number
     }
+  | {
+      /**
+       * Shared meters: every request names the same `batch` meters, one reading each; the
+       * time moves forward across all lanes (step = seq × lanes + lane), so concurrent
+       * requests overlap and arrive out of order per meter. Every `lateEvery`-th reading
+       * (by a hash of step and meter) is instead `lateMs` in the past (half a step off the
+       * grid, so it never collides). Values rise linearly with time: no flag fires.
+       */
+      kind: 'shared'
+      batch: number
+      lanes: number
+      startMs: number
+      stepMs: number
+      lateEvery?: number
+      lateMs?: number
+    }
+  | {
+      /** First contact: `batch` meters never seen before per request, one reading each; with
+       *  `shared`, the seq-th request of every lane names the same meters (same reading). */
+      kind: 'newMeters'
+      batch: number
+      prefix: string
+      shared: boolean
+      atMs: number
+    }
   | { kind: 'fixed'; body: string; readings: number }
   /** a prebuilt pool of bodies of another spec, cycled (no per-request build cost) */
   | { kind: 'pool'; of: BodySpec; size: number }
 
 export const genericMeter = (lane: number, i: number) => `g${lane}-${i}`
 export const webhookMeter = (lane: number, i: number) => `w${lane}-${i}`
+export const sharedMeter = (i: number) => `s-${i}`
 export const telegramMeter = (lane: number, j: number) => `t${lane}-${j}`
 
 /** Returns (lane, seq) => request body for the seq-th request of a lane, and readings per body. */
@@ -81,6 +107,46 @@ export function bodyFactory(spec: BodySpec): {
             const value = (step * 0.25).toFixed(2)
             for (let i = 0; i < h.length; i++) parts.push(h[i] + value + tail)
           }
+          return `{"readings":[${parts.join(',')}]}`
+        },
+      }
+    }
+    case 'shared': {
+      const heads = Array.from(
+        { length: spec.batch },
+        (_, i) => `{"meter":"${sharedMeter(i)}","kind":"saldo","value":`,
+      )
+      return {
+        readings: spec.batch,
+        make(lane, seq) {
+          const step = seq * spec.lanes + lane
+          const parts: string[] = []
+          for (let i = 0; i < heads.length; i++) {
+            const late = spec.lateEvery && ((step * 7919 + i * 104729) >>> 0) % spec.lateEvery === 0
+            const t = late
+              ? spec.startMs + step * spec.stepMs - spec.lateMs! + spec.stepMs / 2
+              : spec.startMs + step * spec.stepMs
+            // Linear in time (multiples of 1/8 kWh): a late reading fits between its neighbours.
+            const value = ((t - spec.startMs) / spec.stepMs) * 0.25
+            parts.push(
+              `${heads[i]}${value},"unit":"kwh","recorded_at":"${new Date(t).toISOString()}"}`,
+            )
+          }
+          return `{"readings":[${parts.join(',')}]}`
+        },
+      }
+    }
+    case 'newMeters': {
+      const at = new Date(spec.atMs).toISOString()
+      return {
+        readings: spec.batch,
+        make(lane, seq) {
+          const base = `${spec.prefix}${spec.shared ? '' : `${lane}-`}${seq}-`
+          const parts: string[] = []
+          for (let i = 0; i < spec.batch; i++)
+            parts.push(
+              `{"meter":"${base}${i}","kind":"saldo","value":1,"unit":"kwh","recorded_at":"${at}"}`,
+            )
           return `{"readings":[${parts.join(',')}]}`
         },
       }

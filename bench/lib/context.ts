@@ -22,6 +22,8 @@ export interface Ctx extends Flags {
     insertSizes: number[]
     /** best end-to-end generic readings/s by batch */
     generic: Map<number, number>
+    /** naive ingest ceiling, readings/s, by deployment profile (bench/scenarios/deployment.ts) */
+    naive: Map<string, number>
   }
 }
 
@@ -32,7 +34,13 @@ export function makeCtx(f: Flags, log: (m: string) => void): Ctx {
     warmupMs,
     durationMs,
     log,
-    shared: { http: new Map(), storage: new Map(), insertSizes: [], generic: new Map() },
+    shared: {
+      http: new Map(),
+      storage: new Map(),
+      insertSizes: [],
+      generic: new Map(),
+      naive: new Map(),
+    },
   }
 }
 

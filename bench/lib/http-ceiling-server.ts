@@ -3,32 +3,25 @@
 // 'parse'), and answers a small JSON object with the item count. No auth, no validation,
 // no store: what the HTTP layer (plus JSON.parse) can carry on this machine.
 import uWS from 'uWebSockets.js'
+import { readBody } from './child-server.js'
 
 const parse = process.argv[2] === 'parse'
 const app = uWS.App()
-app.any('/*', (res) => {
-  let aborted = false
-  res.onAborted(() => {
-    aborted = true
-  })
-  const chunks: Buffer[] = []
-  res.onData((ab, last) => {
-    chunks.push(Buffer.from(ab.slice(0)))
-    if (!last) return
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+app.any('/*', (res) =>
+  readBody(res, (body, aborted) => {
     let n = 0
     if (parse) {
       const v = JSON.parse(body.toString('utf8')) as { readings?: unknown[]; uplinks?: unknown[] }
       n = (v.readings ?? v.uplinks ?? []).length
     }
-    if (aborted) return
+    if (aborted()) return
     res.cork(() => {
       res.writeStatus('201 Created')
       res.writeHeader('content-type', 'application/json')
       res.end(`{"accepted":${n},"duplicates":0,"rejected":0,"results":[]}`)
     })
-  })
-})
+  }),
+)
 app.listen('127.0.0.1', 0, (socket) => {
   if (!socket) process.exit(1)
   process.stdout.write(`listening on http://127.0.0.1:${uWS.us_socket_local_port(socket)}\n`)

@@ -2,7 +2,7 @@
 // generator to a bare uWebSockets.js server (bench/lib/http-ceiling-server.ts) that reads each
 // body and JSON.parses it, then answers. Nothing else. Also checks the load generator is not
 // the bottleneck: autocannon against the same server and body, side by side.
-import { spawn, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -12,34 +12,12 @@ import { cpuMs, peakRssMiB } from '../lib/proc.js'
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
 import { freshDir, ROOT } from '../lib/server.js'
 import { bodyFactory } from '../lib/bodies.js'
+import { startChildServer } from '../lib/child-server.js'
 
 const run = promisify(execFile)
 
-async function startCeiling(parse: boolean) {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench/lib/http-ceiling-server.ts'),
-      parse ? 'parse' : 'raw',
-    ],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out)
-      if (m) resolve(Number(m[1]))
-    })
-    child.once('exit', (c) => reject(new Error(`ceiling server exited ${c}`)))
-  })
-  return { child, port, stop: () => child.kill() }
-}
+const startCeiling = (parse: boolean) =>
+  startChildServer('bench/lib/http-ceiling-server.ts', [parse ? 'parse' : 'raw'])
 
 export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
   const rows: Row[] = []
