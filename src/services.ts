@@ -7,6 +7,7 @@ import type { Metrics } from './observability/metrics.js'
 import type { StreamStage } from './stream/stage.js'
 import type { ImportRunner } from './jobs/imports.js'
 import type { WebhookRepo } from './webhooks/repo.js'
+import type { MqttService } from './mqtt/stage.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config/index.js'
 import type { Coord } from './coord/coord.js'
@@ -46,4 +47,5 @@ export interface Services {
   imports?: ImportRunner
   metrics?: Metrics
   stream?: StreamStage
+  mqtt?: MqttService
 }

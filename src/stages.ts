@@ -5,6 +5,7 @@ import type uWS from 'uWebSockets.js'
 import { buildEventsStage } from './events/stage.js'
 import type { Router } from './http/router.js'
 import { buildIngestStage } from './ingest/stage.js'
+import { buildMqttStage } from './mqtt/stage.js'
 import { buildObservabilityStage } from './observability/stage.js'
 import { buildOpenApiStage } from './openapi/stage.js'
 import { operatorStage } from './scheduler/stage.js'
@@ -32,6 +33,8 @@ export async function buildStages(s: Services): Promise<Stage[]> {
   stages.push(await operatorStage(s))
   stages.push(buildOpenApiStage(s))
   stages.push(buildObservabilityStage(s, { decoder: ingest.decoder }))
+  // After ingest and metrics; stopped before ingest, so a message in hand is stored and acked.
+  stages.push(buildMqttStage(s))
   // Last, so stopped first: streamed messages in flight are answered before ingest stops.
   const stream = buildStreamStage(s)
   s.stream = stream

@@ -11,6 +11,7 @@ import { registerImportAdmin } from './imports.js'
 import { registerTransferAdmin } from './transfers.js'
 import { registerJobAdmin } from './jobs.js'
 import { registerPresetAdmin } from './presets.js'
+import { registerMqttAdmin } from './mqtt.js'
 
 /** Every /admin/v1 route group. */
 export function registerAdmin(router: Router, s: Services): void {
@@ -25,4 +26,5 @@ export function registerAdmin(router: Router, s: Services): void {
   registerJobAdmin(router, s)
   registerEventAdmin(router, s)
   registerPresetAdmin(router, s)
+  registerMqttAdmin(router, s)
 }

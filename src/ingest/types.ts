@@ -30,7 +30,7 @@ export interface IngestOutcome {
   results: ItemResult[]
 }
 
-export type IngestSource = 'report' | 'webhook' | 'import' | 'stream'
+export type IngestSource = 'report' | 'webhook' | 'import' | 'stream' | 'mqtt'
 
 export interface IngestRequest {
   workspaceId: number

@@ -4,6 +4,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import * as alerts from '../admin/alerts.js'
 import * as jobs from '../admin/jobs.js'
+import * as mqtt from '../admin/mqtt.js'
 import * as ameters from '../admin/meters.js'
 import * as profiles from '../admin/profiles.js'
 import * as tenants from '../admin/tenants.js'
@@ -245,6 +246,29 @@ export const ROUTES: Record<string, RouteDoc> = {
   },
   'POST /admin/v1/webhook-endpoints/{id}/rotate-token': {
     summary: 'Issue a new endpoint token',
+    auth: 'admin',
+  },
+  'POST /admin/v1/workspaces/{ws}/mqtt-subscriptions': {
+    summary: 'Subscribe to MQTT topics of a broker (mapping or preset; the password is write-only)',
+    auth: 'admin',
+    body: mqtt.MqttSubscriptionCreate,
+    success: 201,
+  },
+  'GET /admin/v1/workspaces/{ws}/mqtt-subscriptions': {
+    summary: 'List MQTT subscriptions with their status',
+    auth: 'admin',
+  },
+  'GET /admin/v1/mqtt-subscriptions/{id}': {
+    summary: 'Get an MQTT subscription with its status (connected, last message, errors, counts)',
+    auth: 'admin',
+  },
+  'PATCH /admin/v1/mqtt-subscriptions/{id}': {
+    summary: 'Change an MQTT subscription (its owner reconnects)',
+    auth: 'admin',
+    body: mqtt.MqttSubscriptionPatch,
+  },
+  'DELETE /admin/v1/mqtt-subscriptions/{id}': {
+    summary: 'Delete an MQTT subscription (the persistent session stays on the broker)',
     auth: 'admin',
   },
   'GET /admin/v1/mapping-presets': {

@@ -111,7 +111,7 @@ export async function startRedis(): Promise<RedisHandle> {
   }
 }
 
-function canConnect(port: number): Promise<boolean> {
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1')
     s.once('connect', () => {
