@@ -12,7 +12,7 @@
 // The host shares the table beyond this instance: a newly stored entry is announced
 // in S_FMT_NEW (slot + 1) with its signature in S_FMT_SIG, an unknown signature in
 // S_FMT_MISS / S_FMT_SIG; fmtRead copies an entry out and fmtPut takes one in.
-import { F, REC, REC_W, S_NREC, S_ID, S_ID_M, S_END, S_REASON, S_APP_OFF, S_FMT_NEW, S_FMT_SIG, S_FMT_MISS, R_DIF, R_VIF, R_HDR_OFF, R_DATA_OFF, E_COMPACT_FRAME, get, set, fb } from "./state";
+import { F, REC, REC_W, S_NREC, S_ID, S_ID_M, S_TYPE, S_M, S_DLL_TYPE, S_END, S_REASON, S_APP_OFF, S_FMT_NEW, S_FMT_SIG, S_FMT_MISS, S_FMT_SRC, S_FMT_DCRC, R_DIF, R_VIF, R_HDR_OFF, R_DATA_OFF, E_COMPACT_FRAME, get, set, fb } from "./state";
 import { crc16 } from "./crc";
 
 export const FMT_N: i32 = 64; // meters x formats remembered
@@ -28,6 +28,22 @@ const FB = new Uint8Array(64 * 96);
 const HDR = new Uint8Array(96); // headers only, for the signature
 const TMP = new Uint8Array(96); // one format: per record, length byte + header bytes
 let clock: i32 = 0;
+
+// Well-known formats (the host loads them from src/decode/known-formats.ts at start):
+// key = manufacturer + device type + signature, for meters that send compact frames
+// long before (or without) a full frame. Same entry layout as the learnt table.
+export const KNOWN_N: i32 = 128;
+const KN_M = new Int32Array(128);
+const KN_TYPE = new Int32Array(128);
+const KN_SIG = new Int32Array(128);
+const KN_LEN = new Int32Array(128); // 0 = free
+const KN_FB = new Uint8Array(128 * 96);
+let knownCount: i32 = 0;
+
+// Where a compact frame's format came from (S_FMT_SRC)
+export const FS_METER: i32 = 1; // learnt from this meter's full frame
+export const FS_KNOWN: i32 = 2; // well-known format table
+export const FS_PEER: i32 = 3; // learnt from another meter of the same manufacturer, data CRC verified
 let scope: i32 = 0;
 
 /** Scope of the telegrams that follow (the host's tenant). */
@@ -140,6 +156,84 @@ export function fmtPut(id: i32, m: i32, sig: i32, tl: i32): i32 {
 }
 
 /**
+ * Takes well-known format headers, TMP[0, hl) as plain DIF/VIF bytes (no length bytes),
+ * for manufacturer m and device type `type`: splits them into records, computes the
+ * signature and keeps them. Returns the signature, or -1 when the bytes are not a
+ * sequence of fixed-length record headers or the table is full.
+ */
+export function knownPut(m: i32, type: i32, hl: i32): i32 {
+  if (hl <= 0 || hl > FMT_MAX || knownCount >= KNOWN_N) return -1;
+  for (let i = 0; i < hl; i++) unchecked((HDR[i] = TMP[i]));
+  const slot = knownCount;
+  const base = slot * FMT_MAX;
+  let k: i32 = 0; // read position in HDR
+  let w: i32 = 0; // write position in the entry
+  while (k < hl) {
+    const start = k;
+    const dif = i32(unchecked(HDR[k]));
+    if (dataLen(dif) < 0) return -1;
+    let b = dif;
+    k++;
+    while ((b & 0x80) != 0) {
+      if (k >= hl || k - start > 11) return -1;
+      b = i32(unchecked(HDR[k++]));
+    }
+    if (k >= hl) return -1;
+    const vif = i32(unchecked(HDR[k]));
+    if ((vif & 0x7f) == 0x7c) return -1; // plain-text VIF: variable length
+    b = vif;
+    k++;
+    while ((b & 0x80) != 0) {
+      if (k >= hl || k - start > 19) return -1;
+      b = i32(unchecked(HDR[k++]));
+    }
+    const len = k - start;
+    if (w + 1 + len > FMT_MAX) return -1;
+    unchecked((KN_FB[base + w++] = u8(len)));
+    for (let i = start; i < k; i++) unchecked((KN_FB[base + w++] = HDR[i]));
+  }
+  const sig = crc16(HDR, 0, hl);
+  unchecked((KN_M[slot] = m));
+  unchecked((KN_TYPE[slot] = type));
+  unchecked((KN_SIG[slot] = sig));
+  unchecked((KN_LEN[slot] = w));
+  knownCount++;
+  return sig;
+}
+
+function findKnown(m: i32, type: i32, sig: i32): i32 {
+  for (let e = 0; e < knownCount; e++) {
+    if (unchecked(KN_SIG[e]) == sig && unchecked(KN_M[e]) == m && unchecked(KN_TYPE[e]) == type) return e;
+  }
+  return -1;
+}
+
+/**
+ * Rebuilds the records of the format in `buf` at `base` (length fl) behind the frame:
+ * headers from the format, data from the frame at d. Returns the end of the rebuilt
+ * records, or -1 when the data does not fit. The data CRC check result goes to S_FMT_DCRC
+ * (1 matches, 2 differs: the CRC-16 of the rebuilt records, sent low byte first).
+ */
+function rebuild(buf: Uint8Array, base: i32, fl: i32, d0: i32, out0: i32, dcrc: i32): i32 {
+  const end = get(S_END);
+  let d = d0;
+  let q = out0;
+  let k: i32 = 0;
+  while (k < fl) {
+    const hl = i32(unchecked(buf[base + k]));
+    k++;
+    if (hl <= 0 || k + hl > fl) return -1;
+    const dl = dataLen(i32(unchecked(buf[base + k])));
+    if (dl < 0 || d + dl > end || q + hl + dl > 4096) return -1;
+    for (let i = 0; i < hl; i++) unchecked((F[q++] = buf[base + k + i]));
+    k += hl;
+    for (let i = 0; i < dl; i++) unchecked((F[q++] = F[d++]));
+  }
+  set(S_FMT_DCRC, crc16(F, out0, q - out0) == dcrc ? 1 : 2);
+  return q;
+}
+
+/**
  * Rebuilds a compact frame's records behind the frame in F (headers from the
  * remembered format, data from the frame) and returns [start, end) via the
  * return value start (end in S_END), or -1 when the format is unknown or the
@@ -154,39 +248,41 @@ export function expandCompact(pos: i32): i32 {
     return -1;
   }
   const sig = fb(p) | (fb(p + 1) << 8);
+  const dcrc = fb(p + 2) | (fb(p + 3) << 8);
   const id = get(S_ID);
   const m = get(S_ID_M);
-  let slot: i32 = -1;
+  const out0 = end;
+  set(S_FMT_SIG, sig);
+  // 1. this meter's own format
   for (let e = 0; e < FMT_N; e++) {
     if (unchecked(K_LEN[e]) != 0 && unchecked(K_SCOPE[e]) == scope && unchecked(K_ID[e]) == id && unchecked(K_M[e]) == m && unchecked(K_SIG[e]) == sig) {
-      slot = e;
-      break;
+      unchecked((K_AGE[e] = ++clock));
+      return done(rebuild(FB, e * FMT_MAX, unchecked(K_LEN[e]), p + 4, out0, dcrc), out0, FS_METER);
     }
   }
-  if (slot < 0) {
+  // 2. the well-known format of this manufacturer and device type (DLL first, then the printed address)
+  let kn = findKnown(get(S_M), get(S_DLL_TYPE), sig);
+  if (kn < 0) kn = findKnown(m, get(S_TYPE), sig);
+  if (kn >= 0) return done(rebuild(KN_FB, kn * FMT_MAX, unchecked(KN_LEN[kn]), p + 4, out0, dcrc), out0, FS_KNOWN);
+  // 3. a format another meter of this manufacturer taught (same scope), only when the data CRC agrees
+  for (let e = 0; e < FMT_N; e++) {
+    if (unchecked(K_LEN[e]) != 0 && unchecked(K_SCOPE[e]) == scope && unchecked(K_M[e]) == m && unchecked(K_SIG[e]) == sig) {
+      const q = rebuild(FB, e * FMT_MAX, unchecked(K_LEN[e]), p + 4, out0, dcrc);
+      if (q >= 0 && get(S_FMT_DCRC) == 1) return done(q, out0, FS_PEER);
+    }
+  }
+  set(S_FMT_DCRC, 0);
+  set(S_REASON, E_COMPACT_FRAME);
+  set(S_FMT_MISS, 1);
+  return -1;
+}
+
+function done(q: i32, out0: i32, src: i32): i32 {
+  if (q < 0) {
     set(S_REASON, E_COMPACT_FRAME);
-    set(S_FMT_MISS, 1);
-    set(S_FMT_SIG, sig);
     return -1;
   }
-  unchecked((K_AGE[slot] = ++clock));
-  let d = p + 4;
-  const out0 = end;
-  let q = out0;
-  const fl = unchecked(K_LEN[slot]);
-  let k: i32 = 0;
-  while (k < fl) {
-    const hl = i32(unchecked(FB[slot * FMT_MAX + k]));
-    k++;
-    const dl = dataLen(i32(unchecked(FB[slot * FMT_MAX + k])));
-    if (d + dl > end || q + hl + dl > 4096) {
-      set(S_REASON, E_COMPACT_FRAME);
-      return -1;
-    }
-    for (let i = 0; i < hl; i++) unchecked((F[q++] = FB[slot * FMT_MAX + k + i]));
-    k += hl;
-    for (let i = 0; i < dl; i++) unchecked((F[q++] = F[d++]));
-  }
+  set(S_FMT_SRC, src);
   set(S_END, q);
   set(S_APP_OFF, out0);
   return out0;

@@ -156,9 +156,15 @@ export function parseRecords(pos: i32, end: i32): i32 {
       if (ev >= 0x70 && ev <= 0x77) exp += ev - 0x70 - 6;
       else if (ev == 0x7d) exp += 3;
       else if (ev <= 0x1f) {
-        // record error codes (0x00 = none): the value keeps its meaning
-      } else if (ev == 0x3b) {
-        if (mod == 0) mod = 2; // accumulation of positive contributions only (forward flow)
+        // record error codes and reserved codes keep the value's meaning; average (12),
+        // inverse compact profile (13), relative deviation (14) and the compact profiles
+        // (1E, 1F) do not (see docs/decoders.md, "Combinable VIFEs")
+        if (ev == 0x12 || ev == 0x13 || ev == 0x14 || ev == 0x1e || ev == 0x1f) mod = 1;
+      } else if (ev == 0x3b || ev == 0x3e) {
+        // accumulation of positive contributions only (forward flow), value at base conditions
+        if (mod == 0) mod = 2;
+      } else if (ev == 0x3a) {
+        if (mod == 0 || mod == 2) mod = 3; // uncorrected meter unit (at metering conditions)
       } else if (ev == 0x7f) {
         mod = 1;
         mfctVife = true;

@@ -1,6 +1,6 @@
 // Frame layer: wired M-Bus long frames (68 L L 68 ... CS 16) and wireless
 // frames starting at the L-field, with frame-format A or B block CRCs or none.
-import { F, T, S_DLLCRC, S_FRAME, S_REASON, E_TOO_SHORT, E_LEN_MISMATCH, E_DLL_CRC, E_WIRED_CS, E_WIRED_FRAME, S_END, set } from "./state";
+import { F, T, S_DLLCRC, S_FRAME, S_REASON, S_TRAIL, E_TOO_SHORT, E_LEN_MISMATCH, E_LEN_SHORT, E_LEN_TRAILING, E_DLL_CRC, E_WIRED_CS, E_WIRED_FRAME, S_END, set } from "./state";
 import { crc16 } from "./crc";
 
 function crcAt(off: i32, len: i32): bool {
@@ -53,23 +53,61 @@ export function frameLayer(n: i32): i32 {
     set(S_REASON, E_TOO_SHORT);
     return -1;
   }
-  if (n == L + 1) {
-    // either no CRCs or format B (CRCs counted in L)
-    if (isFormatB(n)) {
-      return stripB(n);
-    }
-    set(S_DLLCRC, 0);
-    set(S_END, n);
-    return n;
+  if (n == L + 1) return exact(n);
+  if (n < L + 1) {
+    set(S_REASON, E_LEN_SHORT);
+    return -1;
   }
-  // format A: L excludes CRCs; first block 10 bytes, then 16-byte blocks
+  // longer than L + 1: format A (L excludes the block CRCs), possibly with trailing bytes
   if (L >= 9) {
     const rest = L - 9;
     const nblk = 1 + ((rest + 15) >> 4);
-    if (n == L + 1 + 2 * nblk) return stripA(n, L);
+    const fa = L + 1 + 2 * nblk;
+    if (n == fa) return stripA(n, L);
+    if (n > fa && trailingOk(fa, n) && crcAt(0, 10)) {
+      set(S_TRAIL, n - fa);
+      return stripA(fa, L);
+    }
   }
-  set(S_REASON, E_LEN_MISMATCH);
+  // the L-field counts fewer bytes than were handed over: decode by L when the rest is a
+  // CRC, link-quality bytes (at most 4 in all) or padding
+  if (L + 1 >= 11 && trailingOk(L + 1, n)) {
+    set(S_TRAIL, n - L - 1);
+    return exact(L + 1);
+  }
+  set(S_REASON, L + 1 < 11 ? E_LEN_MISMATCH : E_LEN_TRAILING);
   return -1;
+}
+
+/** Bytes [from, n) after the frame may be ignored: at most 4 of any value, or all 00 or all FF. */
+function trailingOk(from: i32, n: i32): bool {
+  if (n - from <= 4) return true;
+  const p = i32(unchecked(F[from]));
+  if (p != 0 && p != 0xff) return false;
+  for (let i = from + 1; i < n; i++) if (i32(unchecked(F[i])) != p) return false;
+  return true;
+}
+
+/** A frame of n = L + 1 bytes: format B, format A whose L counts the CRCs, or no CRCs. */
+function exact(n: i32): i32 {
+  if (isFormatB(n)) return stripB(n);
+  if (crcAt(0, 10)) {
+    // format A with the CRCs counted in L (some gateways do that): 10 + 2, then 16 + 2 blocks
+    const r = n - 12;
+    const tail = r % 18;
+    if (tail == 0 || tail > 2) {
+      const content = 10 + (r / 18) * 16 + (tail > 2 ? tail - 2 : 0);
+      const m = stripA(n, content - 1);
+      if (m > 0) {
+        unchecked((F[0] = u8(m - 1)));
+        return m;
+      }
+      set(S_REASON, 0); // a first-block CRC by chance: read it as a frame without CRCs
+    }
+  }
+  set(S_DLLCRC, 0);
+  set(S_END, n);
+  return n;
 }
 
 function isFormatB(n: i32): bool {

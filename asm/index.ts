@@ -4,9 +4,9 @@ import { IN, F, IVB, CTRL, REC } from "./state";
 import { LAYOUT, FVAL, decodeBinary } from "./binframe";
 import { begin, beginBytes, resume } from "./decoder";
 import { hexToFrame } from "./hex";
-import { fmtScope, fmtTmpPtr, fmtRead, fmtPut } from "./compact";
+import { fmtScope, fmtTmpPtr, fmtRead, fmtPut, knownPut } from "./compact";
 
-export { begin, beginBytes, resume, decodeBinary, hexToFrame, fmtScope, fmtTmpPtr, fmtRead, fmtPut };
+export { begin, beginBytes, resume, decodeBinary, hexToFrame, fmtScope, fmtTmpPtr, fmtRead, fmtPut, knownPut };
 
 export function inPtr(): usize {
   return IN.dataStart;

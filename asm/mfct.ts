@@ -3,7 +3,7 @@
 // several formats), learnt from how wmbusmeters decodes them. Each rule
 // appends one synthetic record (the register) and selects it. See
 // docs/decoders.md, "Manufacturer formats".
-import { F, T, IVB, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_POS, S_PREDEC, S_ACC, R_NEED_CRYPTO, E_WRONG_KEY, REC, REC_W, REC_MAX, S_NREC, S_SEL, S_SEL_KIND, S_M, S_C, S_TYPE, S_VER, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_ID, S_END, S_REASON, S_TPL_CI, S_TPL_OFF, S_DIEHL, S_ENCRYPTED, S_DECRYPTED, E_MFCT_CI, E_NO_REGISTER, R_DIF, R_VIF, R_STORAGE, R_TARIFF, R_SUBUNIT, R_FUNC, R_QTY, R_VALUE, R_DTYPE, R_HDR_OFF, R_DATA_OFF, R_DATA_LEN, R_NVIFE, R_VIFE0, R_MOD, R_TEXT_OFF, R_EXP, D_NUMBER, R_OK, R_UNDECODABLE, get, set, fb } from "./state";
+import { F, T, IVB, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_POS, S_PREDEC, S_ACC, R_NEED_CRYPTO, E_WRONG_KEY, REC, REC_W, REC_MAX, S_NREC, S_SEL, S_SEL_KIND, S_M, S_C, S_TYPE, S_VER, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_ID, S_ID_M, S_END, S_REASON, S_TPL_CI, S_TPL_OFF, S_DIEHL, S_ENCRYPTED, S_DECRYPTED, E_MFCT_CI, E_NO_REGISTER, R_DIF, R_VIF, R_STORAGE, R_TARIFF, R_SUBUNIT, R_FUNC, R_QTY, R_VALUE, R_DTYPE, R_HDR_OFF, R_DATA_OFF, R_DATA_LEN, R_NVIFE, R_VIFE0, R_MOD, R_TEXT_OFF, R_EXP, D_NUMBER, R_OK, R_UNDECODABLE, get, set, fb } from "./state";
 import { primaryVif, lastQty, lastExp, Q_ENERGY_WH, Q_ENERGY_J, Q_VOLUME_M3, Q_HCA } from "./units";
 
 // manufacturer codes (3 letters, 5 bits each)
@@ -17,6 +17,8 @@ export const M_QDS: i32 = 0x4493;
 export const M_SAP: i32 = 0x4c30;
 export const M_SPL: i32 = 0x4e0c;
 export const M_TCH: i32 = 0x5068;
+export const M_ZRI: i32 = 0x6a49;
+export const M_IME: i32 = 0x25a5;
 
 // Diehl frame interpretation (S_DIEHL)
 export const DI_NA: i32 = 0;
@@ -211,8 +213,11 @@ export function mfctFrame(pos: i32): i32 {
   }
   if (m == M_TCH && ci >= 0xa0 && ci <= 0xa2) {
     if (type == 0x43 || type == 0x04 || type == 0xc3) {
-      // heat meters (compact V / vario): previous period at +3, current period at +7, kWh
-      if (p + 10 <= end && addRegister(Q_ENERGY_WH, f64(u24le(p + 3) + u24le(p + 7)), 3, p + 3, 7)) return R_OK;
+      // heat meters (compact V / vario): previous period at +3, current period at +7; in kWh,
+      // except vario 451 (version 27), which counts in MJ (1/1000 GJ) with u16 registers
+      if (ver == 0x27) {
+        if (p + 9 <= end && addRegister(Q_ENERGY_J, f64(u16le(p + 3) + u16le(p + 7)), 6, p + 3, 6)) return R_OK;
+      } else if (p + 10 <= end && addRegister(Q_ENERGY_WH, f64(u24le(p + 3) + u24le(p + 7)), 3, p + 3, 7)) return R_OK;
     } else if (type == 0x80) {
       // heat cost allocators: current period HCA at +7
       if (p + 9 <= end && addRegister(Q_HCA, f64(u16le(p + 7)), 0, p + 7, 2)) return R_OK;
@@ -225,6 +230,14 @@ export function mfctFrame(pos: i32): i32 {
         if (p + 9 <= end && addRegister(Q_VOLUME_M3, f64(u16le(p + 3) + u16le(p + 7)), -1, p + 3, 6)) return R_OK;
       }
     }
+  }
+  if (((m & 0x7fff) == M_APA || m == M_APT) && type == 0x08 && (ci == 0xa0 || ci == 0xb6)) {
+    // Apator E-ITN heat cost allocator: A0, season start, 2 bytes, previous period HCA,
+    // a date, then the current period HCA (u16 LE at A0 + 8); a B6 frame sends a
+    // length-prefixed block before the A0 part
+    let a = pos;
+    if (ci == 0xb6 && p < end) a = p + 1 + fb(p);
+    if (a + 10 <= end && fb(a) == 0xa0 && addRegister(Q_HCA, f64(u16le(a + 8)), 0, a + 8, 2)) return R_OK;
   }
   if (m == M_APA && (ci == 0xa0 || ci == 0xa1) && type == 0x07 && end - (p + 2) == 16) {
     // Apator NA-1: ACC, frame status, then one AES-128-CBC block (IV as in
@@ -345,6 +358,31 @@ export function mfctRecordsFirst(pos: i32, end: i32): bool {
 /** Rules tried when the generic selection found no register. */
 export function mfctRecordsFallback(): bool {
   const m = get(S_M);
+  if (get(S_ID_M) == M_IME && get(S_TYPE) == 0x02) {
+    // IME electricity meters (wired): total positive active energy is the record with
+    // header 84 90 10 FF 80 84 3B (manufacturer VIF: 80 active, 84 3B import), 0.01 kWh
+    const n = get(S_NREC);
+    for (let i = 0; i < n; i++) {
+      const o = i * REC_W;
+      const h = i32(unchecked(REC[o + R_HDR_OFF]));
+      if (i32(unchecked(REC[o + R_DATA_OFF])) - h != 7 || i32(unchecked(REC[o + R_DATA_LEN])) != 4) continue;
+      if (fb(h) != 0x84 || fb(h + 1) != 0x90 || fb(h + 2) != 0x10 || fb(h + 3) != 0xff) continue;
+      if (fb(h + 4) != 0x80 || fb(h + 5) != 0x84 || fb(h + 6) != 0x3b) continue;
+      return addRegister(Q_ENERGY_WH, u32f(h + 7), 1, h + 7, 4);
+    }
+  }
+  if (m == M_ZRI && get(S_TYPE) == 0x16 && get(S_VER) == 0x0b) {
+    // Zenner 0B water meter: manufacturer data after DIF 0F: status, month target and
+    // total (u32 LE each), the volumes in 1/256000 m3
+    const n = get(S_NREC);
+    for (let i = 0; i < n; i++) {
+      const o = i * REC_W;
+      if (i32(unchecked(REC[o + R_VIF])) != 0x500 || i32(unchecked(REC[o + R_DIF])) != 0x0f) continue;
+      const d = i32(unchecked(REC[o + R_DATA_OFF]));
+      if (i32(unchecked(REC[o + R_DATA_LEN])) < 12) continue;
+      return addRegister(Q_VOLUME_M3, u32f(d + 8) / 256, -3, d + 8, 4);
+    }
+  }
   if (m == M_QDS) {
     // Qundis: one record DIF 0D, VIF FF 5F holding 8 header bytes, a primary
     // VIF at +9, the error date and the current value in BCD at +12

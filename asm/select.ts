@@ -38,7 +38,7 @@ export function selectRegister(): void {
     else if (q == Q_VOLUME_M3) kind = 2;
     else if (q == Q_HCA) kind = 3;
     else continue;
-    const r = rank(kind, type) * 1024 + (mod == 2 ? 512 : 0) + tariff * 16 + sub;
+    const r = rank(kind, type) * 1024 + (mod == 2 ? 256 : mod == 3 ? 512 : 0) + tariff * 16 + sub;
     if (r < bestRank) {
       best = i;
       bestRank = r;

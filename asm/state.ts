@@ -70,6 +70,9 @@ export const S_DIEHL: i32 = 57; // Diehl frame interpretation (asm/mfct.ts DI_*)
 export const S_FMT_NEW: i32 = 58; // compact formats (asm/compact.ts): slot + 1 of a newly learnt one
 export const S_FMT_SIG: i32 = 59; // its signature, or the one not known
 export const S_FMT_MISS: i32 = 60; // 1 when a compact frame's format was not known
+export const S_FMT_SRC: i32 = 61; // where a compact frame's format came from (asm/compact.ts FS_*)
+export const S_FMT_DCRC: i32 = 62; // compact frame data CRC: 0 not checked, 1 matches, 2 differs
+export const S_TRAIL: i32 = 63; // bytes after the frame the L-field counts, ignored (asm/frames.ts)
 
 // record fields
 export const R_DIF: i32 = 0;
@@ -133,6 +136,8 @@ export const E_ENCRYPTED_NO_KEY: i32 = 20;
 export const E_MFCT_CI: i32 = 21;
 export const E_AFL: i32 = 22;
 export const E_NOT_DECODED: i32 = 23;
+export const E_LEN_SHORT: i32 = 24;
+export const E_LEN_TRAILING: i32 = 25;
 
 export function get(slot: i32): i32 {
   return unchecked(CTRL[slot]);

@@ -62,6 +62,7 @@ async function loadJsCore(): Promise<DecoderCore> {
     fmtScope: m.fmtScope as (n: number) => void,
     fmtRead: () => 0,
     fmtPut: () => -1,
+    knownPut: () => -1, // nor the well-known formats
   }
 }
 

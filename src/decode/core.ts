@@ -2,6 +2,7 @@
 // AssemblyScript sources run as JavaScript (portable mode, bench only).
 import { readFileSync, existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { loadKnownFormats } from './known-formats.js'
 
 export interface DecoderCore {
   kind: 'wasm' | 'js'
@@ -22,6 +23,8 @@ export interface DecoderCore {
   fmtScope(scope: number): void
   fmtRead(slot: number): number
   fmtPut(id: number, m: number, sig: number, len: number): number
+  /** Well-known format table: headers (DIF/VIF bytes) in FMT for manufacturer and device type. */
+  knownPut(m: number, type: number, len: number): number
 }
 
 /** Finds decoder.wasm next to this module (dist/decode) or in asm/build (sources under tsx). */
@@ -51,7 +54,7 @@ export function loadWasmCore(): DecoderCore {
   const x = inst.exports as Record<string, unknown> & { memory: WebAssembly.Memory }
   const fn = (n: string) => x[n] as (...a: number[]) => number
   const buf = x.memory.buffer
-  return {
+  const core: DecoderCore = {
     kind: 'wasm',
     IN: new Uint8Array(buf, fn('inPtr')(), 8192),
     F: new Uint8Array(buf, fn('framePtr')(), 4096),
@@ -69,5 +72,8 @@ export function loadWasmCore(): DecoderCore {
     fmtScope: fn('fmtScope'),
     fmtRead: fn('fmtRead'),
     fmtPut: fn('fmtPut'),
+    knownPut: fn('knownPut'),
   }
+  loadKnownFormats(core)
+  return core
 }

@@ -53,6 +53,9 @@ export const S = {
   FMT_NEW: 58,
   FMT_SIG: 59,
   FMT_MISS: 60,
+  FMT_SRC: 61,
+  FMT_DCRC: 62,
+  TRAIL: 63,
 } as const
 
 export const REC_W = 20
@@ -115,6 +118,8 @@ export const E = {
   MFCT_CI: 21,
   AFL: 22,
   NOT_DECODED: 23,
+  LEN_SHORT: 24,
+  LEN_TRAILING: 25,
 } as const
 
 /** Reason texts, indexed by the E codes returned by the decoder. */
@@ -143,6 +148,8 @@ export const REASONS: string[] = [
   'manufacturer-specific CI field (proprietary payload not supported)',
   'malformed AFL header or fragmented message',
   'not decoded',
+  'frame shorter than its length field (truncated)',
+  'length field does not match frame length: the bytes after the frame it counts are neither a CRC nor padding',
 ]
 
 /** Quantity names and natural units by the quantity codes of asm/units.ts. */

@@ -38,15 +38,11 @@ function mfct(m: number): string {
   return String.fromCharCode(((m >> 10) & 31) + 64, ((m >> 5) & 31) + 64, (m & 31) + 64)
 }
 
-/** Strips format A/B block CRCs; returns the frame without them, or an error. */
-export function normalizeFrame(b: Uint8Array): Uint8Array | string {
+/** Frame of exactly L + 1 bytes: format B, format A whose L counts the CRCs, or no CRCs. */
+function exactFrame(b: Uint8Array): Uint8Array | string {
   const n = b.length
-  if (n < 11) return 'frame too short'
-  const L = b[0]!
-  if (n === L + 1) {
-    const isB =
-      n <= 128 ? n >= 12 && crcAt(b, 0, n - 2) : crcAt(b, 0, 126) && crcAt(b, 128, n - 130)
-    if (!isB) return b
+  const isB = n <= 128 ? n >= 12 && crcAt(b, 0, n - 2) : crcAt(b, 0, 126) && crcAt(b, 128, n - 130)
+  if (isB) {
     const out =
       n <= 128
         ? b.slice(0, n - 2)
@@ -54,25 +50,67 @@ export function normalizeFrame(b: Uint8Array): Uint8Array | string {
     out[0] = out.length - 1
     return out
   }
-  if (L >= 9) {
-    const nblk = 1 + ((L - 9 + 15) >> 4)
-    if (n === L + 1 + 2 * nblk) {
-      if (!crcAt(b, 0, 10)) return 'block CRC mismatch'
-      const out = new Uint8Array(L + 1)
-      out.set(b.subarray(0, 10))
-      let src = 12,
-        dst = 10
-      while (dst < L + 1) {
-        const bl = Math.min(16, L + 1 - dst)
-        if (!crcAt(b, src, bl)) return 'block CRC mismatch'
-        out.set(b.subarray(src, src + bl), dst)
-        dst += bl
-        src += bl + 2
+  if (crcAt(b, 0, 10)) {
+    const r = n - 12
+    const tail = r % 18
+    if (tail === 0 || tail > 2) {
+      const content = 10 + Math.floor(r / 18) * 16 + (tail > 2 ? tail - 2 : 0)
+      const a = stripFormatA(b, content - 1)
+      if (typeof a !== 'string') {
+        a[0] = a.length - 1
+        return a
       }
-      return out
     }
   }
-  return 'length field does not match frame length'
+  return b
+}
+
+/** Format A: first block 10 bytes, then 16-byte blocks, each followed by its CRC. */
+function stripFormatA(b: Uint8Array, L: number): Uint8Array | string {
+  if (!crcAt(b, 0, 10)) return 'block CRC mismatch'
+  const out = new Uint8Array(L + 1)
+  out.set(b.subarray(0, 10))
+  let src = 12,
+    dst = 10
+  while (dst < L + 1) {
+    const bl = Math.min(16, L + 1 - dst)
+    if (!crcAt(b, src, bl)) return 'block CRC mismatch'
+    out.set(b.subarray(src, src + bl), dst)
+    dst += bl
+    src += bl + 2
+  }
+  return out
+}
+
+/** Bytes after the frame that may be ignored: at most 4 of any value, or all 00 / all FF. */
+function trailingOk(b: Uint8Array, from: number): boolean {
+  if (b.length - from <= 4) return true
+  const p = b[from]
+  if (p !== 0 && p !== 0xff) return false
+  for (let i = from + 1; i < b.length; i++) if (b[i] !== p) return false
+  return true
+}
+
+/**
+ * Strips format A/B block CRCs; returns the frame without them, or an error. The same
+ * L-field rules as asm/frames.ts: a frame longer than L + 1 is read by L when the rest is
+ * a CRC, link-quality bytes (at most 4) or padding.
+ */
+export function normalizeFrame(b: Uint8Array): Uint8Array | string {
+  const n = b.length
+  if (n < 11) return 'frame too short'
+  const L = b[0]!
+  if (n === L + 1) return exactFrame(b)
+  if (n < L + 1) return 'frame shorter than its length field (truncated)'
+  if (L >= 9) {
+    const fa = L + 1 + 2 * (1 + ((L - 9 + 15) >> 4))
+    if (n === fa) return stripFormatA(b, L)
+    if (n > fa && trailingOk(b, fa) && crcAt(b, 0, 10)) return stripFormatA(b.subarray(0, fa), L)
+  }
+  if (L + 1 >= 11 && trailingOk(b, L + 1)) return exactFrame(b.subarray(0, L + 1))
+  return L + 1 < 11
+    ? 'length field does not match frame length'
+    : 'length field does not match frame length: the bytes after the frame it counts are neither a CRC nor padding'
 }
 
 /** Radio converter (type 37): an enhanced-identification record (07 79) names the meter behind it. */
@@ -173,11 +211,12 @@ export function inspectTelegram(hex: string): TelegramInspection {
     }
     let hl = 0
     if (ci === 0x78 && b[9] === 0x37) identifier = enhancedId(b, pos + 1, end) ?? identifier
-    if (ci === 0x7a) hl = 5
-    else if (ci === 0x72) hl = 13
+    // short / long TPL header, also before a compact frame (7B / 73)
+    if (ci === 0x7a || ci === 0x7b) hl = 5
+    else if (ci === 0x72 || ci === 0x73) hl = 13
     if (hl > 0) {
       if (pos + hl > end) return { ok: false, error: 'header truncated' }
-      if (ci === 0x72) {
+      if (hl === 13) {
         identifier = idOf(b, pos + 1)
         m = b[pos + 5]! | (b[pos + 6]! << 8)
       }
@@ -188,7 +227,7 @@ export function inspectTelegram(hex: string): TelegramInspection {
         const plain = app + 2 <= end && b[app] === 0x2f && b[app + 1] === 0x2f
         if (!plain) encrypted = true
       }
-      const type = ci === 0x72 ? b[pos + 8] : b[9]
+      const type = hl === 13 ? b[pos + 8] : b[9]
       if (!encrypted && type === 0x37) identifier = enhancedId(b, pos + hl, end) ?? identifier
     }
     break

@@ -5,6 +5,7 @@ import { DecoderPool, type TelegramJob } from '../../src/decode/pool.js'
 import { loadWasmCore } from '../../src/decode/core.js'
 import { decodeTelegramSync } from '../../src/decode/telegram.js'
 import { loadVectors } from './vectors.js'
+import { KNOWN_COMPACT_FORMATS, manufacturerCode } from '../../src/decode/known-formats.js'
 
 const SEED = 0x5eed1234
 const TOTAL = Number(process.env.DECODE_FUZZ_N ?? 200_000)
@@ -40,6 +41,7 @@ function gen(r: () => number): TelegramJob {
     return { hex: b.toString('hex'), key: r() < 0.3 ? '000102030405060708090A0B0C0D0E0F' : null }
   }
   if (pick < 0.18) {
+    if (pick >= 0.15 && r() < 0.5) return knownCompact(r, ri)
     // garbage text
     const chars = '0123456789ABCDEFabcdefXZ_ -\u00e9\u4e2d'
     let s = ''
@@ -70,6 +72,29 @@ function gen(r: () => number): TelegramJob {
   let key = c.key
   if (key && r() < 0.2) key = '00112233445566778899AABBCCDDEEFF'
   return { hex: r() < 0.5 ? b.toString('hex') : b.toString('hex').toUpperCase(), key }
+}
+
+/** A compact frame (CI 79 / 7B) of a product in the known-format table, random data and length. */
+function knownCompact(r: () => number, ri: (n: number) => number): TelegramJob {
+  const f = KNOWN_COMPACT_FORMATS[ri(KNOWN_COMPACT_FORMATS.length)]!
+  const [flag, type] = f.meters[ri(f.meters.length)]!.split(' ') as [string, string]
+  const m = manufacturerCode(flag)
+  const sig = parseInt(f.signature, 16)
+  const head = [
+    0x44,
+    m & 0xff,
+    m >> 8,
+    ri(256),
+    ri(256),
+    ri(256),
+    ri(256),
+    ri(256),
+    parseInt(type, 16),
+  ]
+  const tpl = r() < 0.7 ? [0x79] : [0x7b, ri(256), 0, 0, 0]
+  const data = Array.from({ length: ri(60) }, () => ri(256))
+  const body = [...head, ...tpl, sig & 0xff, sig >> 8, ri(256), ri(256), ...data]
+  return { hex: Buffer.from([body.length & 0xff, ...body]).toString('hex'), key: null }
 }
 
 const STATUSES = new Set(['ok', 'rejected_unconfigured', 'rejected_undecodable', 'invalid'])

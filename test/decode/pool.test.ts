@@ -112,6 +112,10 @@ t.test('inspectTelegram', async (t) => {
   t.same(inspectTelegram('2E4'), { ok: false, error: 'must have an even number of hex digits' })
   t.same(inspectTelegram('2E44' + '00'.repeat(20)), {
     ok: false,
+    error: 'frame shorter than its length field (truncated)',
+  })
+  t.same(inspectTelegram('0044' + '00'.repeat(20)), {
+    ok: false,
     error: 'length field does not match frame length',
   })
   t.same(inspectTelegram(''), { ok: false, error: 'must be a non-empty hex string' })
