@@ -7,6 +7,7 @@ import { ApiError, apiError, type FieldErrors } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json, type HttpRequest } from '../http/types.js'
 import type { ItemStatus } from '../ingest/types.js'
+import { RejectionTally } from '../events/rejections.js'
 import type { Services } from '../services.js'
 import { mapFields, mapItems, missingField } from '../webhooks/mapping.js'
 import { hashWebhookToken } from '../webhooks/repo.js'
@@ -115,12 +116,40 @@ export function registerWebhookIngest(router: Router, s: Services): void {
         else rejected++
       })
     }
+    const delivered = results.filter((r): r is WebhookResult => r !== null)
+    // One reading.rejected per delivery, unmappable items included (api-v1.md, Events).
+    const tally = new RejectionTally()
+    tally.add(delivered)
+    if (tally.total > 0)
+      await s.outbox
+        .emit(ep.workspace_id, 'reading.rejected', { ...tally.summary('webhook') })
+        .catch((err) => s.log.error({ err }, 'could not emit reading.rejected'))
+    const message = accepted === 0 ? refusedMessage(delivered) : undefined
     return json(200, {
       accepted,
       rejected,
-      results: results.filter((r): r is WebhookResult => r !== null),
+      ...(message !== undefined ? { message } : {}),
+      results: delivered,
     })
   })
+}
+
+/**
+ * `message` of a delivery of which nothing was accepted (api-v1.md: only when the whole
+ * delivery was refused, naming what did not fit): the count per status and the first
+ * reasons with their item index. A delivery that mapped to no item at all says so.
+ */
+export function refusedMessage(results: readonly WebhookResult[]): string | undefined {
+  if (results.length === 0) return 'The mapping found no reading in the delivery.'
+  if (!results.every((r) => r.status.startsWith('rejected_'))) return undefined
+  const counts = new Map<string, number>()
+  for (const r of results) counts.set(r.status, (counts.get(r.status) ?? 0) + 1)
+  const byStatus = [...counts].map(([st, n]) => `${n} ${st}`).join(', ')
+  const reasons = results
+    .filter((r) => r.reason)
+    .slice(0, 3)
+    .map((r) => `items.${r.index}: ${r.reason}`)
+  return `Every reading of the delivery was refused (${byStatus})${reasons.length ? `: ${reasons.join('; ')}` : ''}.`
 }
 
 /** The pipeline keys errors by position in what it was given; name the delivery's item index. */

@@ -1,5 +1,5 @@
 // The data of `reading.rejected`: one event per delivery of readings (a /reportData request,
-// a webhook delivery, an import), never one per reading. Counts are exact; the meter sample
+// a webhook delivery, an import, a stream batch), never one per reading. Counts are exact; the meter sample
 // is bounded.
 import type { IngestOutcome, IngestSource, ItemStatus } from '../ingest/types.js'
 
@@ -20,17 +20,51 @@ export const REJECTION_SAMPLE_SIZE = 20
  * (`{...outcome, source: req.source}`). The caller emits only when `total > 0`.
  */
 export function rejectionSummary(
-  outcome: IngestOutcome & { source?: IngestSource },
+  outcome: Partial<Omit<IngestOutcome, 'results'>> & {
+    results: readonly RejectedCandidate[]
+    source?: IngestSource
+  },
   sampleSize = REJECTION_SAMPLE_SIZE,
 ): RejectionSummary {
-  const counts: Partial<Record<ItemStatus, number>> = {}
-  const meters = new Set<string>()
-  let total = 0
-  for (const r of outcome.results) {
-    if (!r.status.startsWith('rejected_')) continue
-    counts[r.status] = (counts[r.status] ?? 0) + 1
-    total++
-    if (meters.size < sampleSize) meters.add(r.meter)
-  }
-  return { source: outcome.source ?? null, counts, total, meters: [...meters] }
+  const tally = new RejectionTally(sampleSize)
+  tally.add(outcome.results)
+  return tally.summary(outcome.source ?? null)
 }
+
+/** An item result as far as the summary needs it; `meter` null: the mapping found none. */
+export interface RejectedCandidate {
+  status: ItemStatus
+  meter: string | null
+}
+
+/**
+ * Counts the rejections of one delivery that spans several ingest calls (an import runs
+ * one per chunk) or has items refused before ingest (a webhook's `rejected_unmappable`).
+ */
+export class RejectionTally {
+  private readonly counts: Partial<Record<ItemStatus, number>> = {}
+  private readonly meters = new Set<string>()
+  total = 0
+
+  constructor(private readonly sampleSize = REJECTION_SAMPLE_SIZE) {}
+
+  add(results: readonly RejectedCandidate[]): void {
+    for (const r of results) {
+      if (!r.status.startsWith('rejected_')) continue
+      this.counts[r.status] = (this.counts[r.status] ?? 0) + 1
+      this.total++
+      if (r.meter !== null && this.meters.size < this.sampleSize) this.meters.add(r.meter)
+    }
+  }
+
+  summary(source: IngestSource | null): RejectionSummary {
+    return { source, counts: { ...this.counts }, total: this.total, meters: [...this.meters] }
+  }
+}
+
+/**
+ * Sources whose entry point emits `reading.rejected` itself, once per delivery, instead of
+ * the pipeline once per ingest call: webhook deliveries (their unmappable items never reach
+ * the pipeline) and imports (one ingest call per chunk).
+ */
+export const SUMMARISED_BY_CALLER: ReadonlySet<IngestSource> = new Set(['webhook', 'import'])

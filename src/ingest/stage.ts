@@ -3,7 +3,7 @@ import { HistoryLoader } from '../actors/history.js'
 import { ActorRegistry } from '../actors/registry.js'
 import { CoordMeterLocks } from '../coord/meter-locks.js'
 import { DecoderPool } from '../decode/index.js'
-import { rejectionSummary } from '../events/rejections.js'
+import { rejectionSummary, SUMMARISED_BY_CALLER } from '../events/rejections.js'
 import type { Outbox } from '../events/outbox.js'
 import type { Services } from '../services.js'
 import { WmbusFormatRepo } from '../store/wmbus-formats.js'
@@ -37,8 +37,9 @@ export async function buildIngestStage(
     now: () => s.clock.now(),
     maxItems: s.config.MAX_BATCH_ITEMS,
     onOutcome: (ws, source, outcome) => {
-      // reading.rejected: once per delivery, never per reading.
-      if (outcome.rejected > 0)
+      // reading.rejected: once per delivery, never per reading (webhooks and imports
+      // summarise their whole delivery themselves).
+      if (outcome.rejected > 0 && !SUMMARISED_BY_CALLER.has(source))
         outbox
           .emit(ws, 'reading.rejected', { ...rejectionSummary({ ...outcome, source }) })
           .catch((err) => s.log.error({ err }, 'could not emit reading.rejected'))

@@ -5,6 +5,7 @@
 // schema violation found by the pipeline fails the import at that chunk (earlier chunks
 // stay stored: they are ordinary, idempotent readings) with an error naming the line.
 import { ApiError } from '../errors.js'
+import { RejectionTally } from '../events/rejections.js'
 import type { Services } from '../services.js'
 import { chTime, isoFromCh } from '../store/sql.js'
 
@@ -148,6 +149,14 @@ export class ImportRunner {
       lineOf.push(i + 1)
     }
     if (!items.length) return this.finish(r, 'failed', 'the body holds no lines')
+    // One reading.rejected for the whole import, not one per chunk.
+    const tally = new RejectionTally()
+    const emitRejected = async () => {
+      if (tally.total > 0)
+        await this.s.outbox
+          .emit(r.workspace_id, 'reading.rejected', { ...tally.summary('import') })
+          .catch((err) => this.s.log.error({ err }, 'could not emit reading.rejected'))
+    }
     for (let start = 0; start < items.length; start += IMPORT_CHUNK) {
       const chunk = items.slice(start, start + IMPORT_CHUNK)
       try {
@@ -160,11 +169,14 @@ export class ImportRunner {
         r.accepted += out.accepted
         r.duplicates += out.duplicates
         r.rejected += out.rejected
+        tally.add(out.results)
       } catch (e) {
+        await emitRejected()
         return this.finish(r, 'failed', describe(e, lineOf, start))
       }
       await this.save(r)
     }
+    await emitRejected()
     return this.finish(r, 'completed', null)
   }
 
