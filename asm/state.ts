@@ -138,6 +138,8 @@ export const E_AFL: i32 = 22;
 export const E_NOT_DECODED: i32 = 23;
 export const E_LEN_SHORT: i32 = 24;
 export const E_LEN_TRAILING: i32 = 25;
+export const E_KEY_DES: i32 = 26;
+export const E_SEC_MODE: i32 = 32; // 32 + N: unsupported security mode N (0..31)
 
 export function get(slot: i32): i32 {
   return unchecked(CTRL[slot]);

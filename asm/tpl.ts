@@ -1,6 +1,6 @@
 // Transport layer: CI 78 (none), 7A (short), 72 (long) and the security
 // modes 5 (AES-CBC, IV from M, A, ACC) and 7 (AES-CBC zero IV, CMAC KDF).
-import { F, IVB, S_TPL_CI, S_ACC, S_ST, S_CF, S_SEC, S_NBLK, S_END, S_REASON, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_PREDEC, S_POS, S_ENCRYPTED, S_M, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_MAC_DATA_OFF, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_TPL_OFF, S_DIEHL, E_TRUNCATED_HEADER, E_UNSUPPORTED_SEC, E_UNSUPPORTED_CI, E_COMPACT_FRAME, E_MFCT_CI, E_ENCR_LEN, E_AFL, get, set, fb } from "./state";
+import { F, IVB, S_TPL_CI, S_ACC, S_ST, S_CF, S_SEC, S_NBLK, S_END, S_REASON, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_PREDEC, S_POS, S_ENCRYPTED, S_M, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_MAC_DATA_OFF, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_TPL_OFF, S_DIEHL, E_TRUNCATED_HEADER, E_SEC_MODE, E_UNSUPPORTED_CI, E_COMPACT_FRAME, E_MFCT_CI, E_ENCR_LEN, E_AFL, get, set, fb } from "./state";
 import { setPrinted } from "./link";
 import { NEED } from "./ell";
 import { diehlRealData, DI_REAL_DATA } from "./mfct";
@@ -123,6 +123,6 @@ export function tplLayer(pos: i32): i32 {
     return NEED;
   }
   if (predec) return app;
-  set(S_REASON, E_UNSUPPORTED_SEC);
+  set(S_REASON, E_SEC_MODE + mode); // e.g. the DES modes 2 and 3, AES-CTR 8, AES-GCM 9
   return UNDECODABLE;
 }

@@ -25,7 +25,10 @@ export const ProfileBody = Type.Object(
   { additionalProperties: false },
 )
 export const WmbusKeyBody = Type.Object(
-  { key: Type.Union([Type.String({ pattern: '^[0-9a-fA-F]{32}$' }), Type.Null()]) },
+  // 16 bytes (AES-128) or 8 bytes (DES: security modes 2 / 3, answered as unsupported)
+  {
+    key: Type.Union([Type.String({ pattern: '^([0-9a-fA-F]{32}|[0-9a-fA-F]{16})$' }), Type.Null()]),
+  },
   { additionalProperties: false },
 )
 const NullableNumber = Type.Union([Type.Number(), Type.Null()])

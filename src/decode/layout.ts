@@ -120,6 +120,9 @@ export const E = {
   NOT_DECODED: 23,
   LEN_SHORT: 24,
   LEN_TRAILING: 25,
+  KEY_DES: 26,
+  /** 32 + N: unsupported security mode N */
+  SEC_MODE: 32,
 } as const
 
 /** Reason texts, indexed by the E codes returned by the decoder. */
@@ -150,6 +153,9 @@ export const REASONS: string[] = [
   'not decoded',
   'frame shorter than its length field (truncated)',
   'length field does not match frame length: the bytes after the frame it counts are neither a CRC nor padding',
+  'wrong key: an 8-byte (DES) key cannot decrypt an AES-encrypted telegram',
+  ...Array.from({ length: 5 }, () => 'not decoded'),
+  ...Array.from({ length: 32 }, (_, n) => `unsupported security mode ${n}`),
 ]
 
 /** Quantity names and natural units by the quantity codes of asm/units.ts. */

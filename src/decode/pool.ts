@@ -24,6 +24,7 @@ export interface DecoderPoolOptions {
 }
 
 const KEY_RE = /^[0-9a-fA-F]{32}$/
+const DES_KEY_RE = /^[0-9a-fA-F]{16}$/
 
 function workerFile(): string {
   const ts = import.meta.url.endsWith('.ts')
@@ -47,6 +48,9 @@ export function packTelegrams(jobs: TelegramJob[]): ArrayBuffer {
     else if (typeof j.key === 'string' && KEY_RE.test(j.key)) {
       b[hp + 4] = 1
       b.write(j.key, hp + 5, 16, 'hex')
+    } else if (typeof j.key === 'string' && DES_KEY_RE.test(j.key)) {
+      b[hp + 4] = 3 // 8-byte (DES) key in the first 8 key bytes
+      b.write(j.key, hp + 5, 8, 'hex')
     } else b[hp + 4] = 2
     b.writeUInt32LE((j.scope ?? 0) >>> 0, hp + 21)
     hp += JOB_HEAD

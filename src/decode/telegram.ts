@@ -59,6 +59,11 @@ function cryptoStep(core: DecoderCore, key: Uint8Array): number {
   const len = CTRL[S.CIPH_LEN]!
   const predec = CTRL[S.PREDEC] === 1
   const orig = F.slice(off, off + len)
+  if (key.length !== 16) {
+    // an 8-byte (DES) key: every scheme the decoder asks the host for is AES-128
+    CTRL[S.REASON] = E.KEY_DES
+    return -1
+  }
   if (scheme === 1 || scheme === 4) {
     F.set(aesCbcDecrypt(key, IVB.subarray(0, 16), orig), off)
   } else if (scheme === 3) {
@@ -467,7 +472,8 @@ export function writeHex(core: DecoderCore, hex: string): number {
 
 export function parseKey(key: string | null): Uint8Array | null | 'bad' {
   if (key === null || key === undefined) return null
-  if (!/^[0-9a-fA-F]{32}$/.test(key)) return 'bad'
+  // AES-128 keys (16 bytes); 8-byte keys are DES keys for security modes 2 and 3
+  if (!/^(?:[0-9a-fA-F]{16}){1,2}$/.test(key)) return 'bad'
   return Buffer.from(key, 'hex')
 }
 
@@ -478,7 +484,11 @@ export function decodeTelegramSync(
   key: string | null,
 ): TelegramOutcome {
   const k = parseKey(key)
-  if (k === 'bad') return { status: 'rejected_undecodable', reason: 'key must be 32 hex digits' }
+  if (k === 'bad')
+    return {
+      status: 'rejected_undecodable',
+      reason: 'key must be 32 hex digits (or 16 for a DES key)',
+    }
   const len = writeHex(core, hex)
   if (len < 0) return { status: 'invalid', reason: REASONS[E.TOO_LONG]! }
   return outcomeOf(core, runTelegram(core, len, k), hex)

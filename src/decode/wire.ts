@@ -129,7 +129,7 @@ export class ResultWriter {
 }
 
 function reasonText(code: number, reason: number): string {
-  if (reason === REASON_BAD_KEY) return 'key must be 32 hex digits'
+  if (reason === REASON_BAD_KEY) return 'key must be 32 hex digits (or 16 for a DES key)'
   if (reason === REASON_INTERNAL) return 'internal decoder error'
   if (code === RC.UNCONFIGURED) return REASONS[E.ENCRYPTED_NO_KEY]!
   return REASONS[reason || E.NOT_DECODED] ?? 'undecodable'

@@ -20,7 +20,7 @@ export type WorkerTask =
   | { kind: 'crash' }
 
 /**
- * Batch buffer in: u32 count | count x (u32 hex length, u8 key state 0 none / 1 key / 2 bad key,
+ * Batch buffer in: u32 count | count x (u32 hex length, u8 key state 0 none / 1 key / 2 bad key / 3 DES key (8 bytes),
  * 16 key bytes, u32 scope) | hex ASCII. Formats given with the batch are taken in first.
  * Result out: see wire.ts.
  */
@@ -61,7 +61,7 @@ export function handleTelegrams(buf: ArrayBuffer, formats: TaughtFormat[] = []):
     dp += len
     let code: number
     try {
-      code = runTelegram(core, len, ks === 1 ? key : null)
+      code = runTelegram(core, len, ks === 1 ? key : ks === 3 ? key.subarray(0, 8) : null)
     } catch {
       // the decoder never traps by design; keep the batch alive if it ever does
       writer.simple(RC.UNDECODABLE, REASON_INTERNAL)

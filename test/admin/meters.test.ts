@@ -158,6 +158,8 @@ t.test('wmbus-key: stored, never returned; null clears; bad keys 422', async (t)
   t.equal((await s.meters.byId(ws, m.id))!.wmbus_key, key.toLowerCase())
   const view = await call('PUT', `/meters/${m.id}/lifecycle`, { state: 'active' })
   t.notOk(view.text.toLowerCase().includes(key.toLowerCase()), 'the Meter object does not carry it')
+  r = await call('PUT', `/meters/${m.id}/wmbus-key`, { key: '0011223344556677' })
+  t.same(r.body.data, { meter_id: m.id, has_key: true }, 'an 8-byte (DES) key is accepted')
   r = await call('PUT', `/meters/${m.id}/wmbus-key`, { key: null })
   t.same(r.body.data, { meter_id: m.id, has_key: false })
   for (const bad of ['abc', '0123456789abcdef0123456789abcdeg', 12, undefined]) {

@@ -55,7 +55,7 @@ t.test('batches keep job order and match the single-telegram results', async (t)
   })
   t.same(await pool.decodeTelegrams([]), [])
   t.same(await pool.decodeTelegrams([{ hex: crypto[0]!.telegram, key: 'short' }]), [
-    { status: 'rejected_undecodable', reason: 'key must be 32 hex digits' },
+    { status: 'rejected_undecodable', reason: 'key must be 32 hex digits (or 16 for a DES key)' },
   ])
 })
 

@@ -99,6 +99,22 @@ t.test('a wrong key: rejected_undecodable with a reason', async (t) => {
   t.match(r.body.results[0].reason, /key/i)
 })
 
+t.test(
+  'an 8-byte (DES) key is accepted; a DES telegram: unsupported security mode 3',
+  async (t) => {
+    // TPL 7A, configuration field 0310 (security mode 3, DES-CBC), one encrypted block
+    const des = '1E4493150100007701077A2A0010038A1F2E3D4C5B6A798897A6B5C4D3E2F1'
+    await report([tg(des, 0)])
+    const m = (await s.app.services.meters.byIdentifier(workspaceId, '77000001'))!
+    t.ok(m, 'meter provisioned')
+    const set = await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: '0011223344556677' })
+    t.same(set.data, { meter_id: m.id, has_key: true })
+    const r = await report([tg(des, 1)])
+    t.equal(r.body.results[0].status, 'rejected_undecodable')
+    t.equal(r.body.results[0].reason, 'unsupported security mode 3')
+  },
+)
+
 t.test('binary frame profile: decoded into {value, status}, hex and base64', async (t) => {
   const layout = (encoding: string) => ({
     encoding,
