@@ -1,7 +1,7 @@
 // Operator API: event subscriptions, their delivery log, manual retry and the workspace's
 // mail outbox (operator-api.md "Event subscriptions"). The signing secret appears in the
 // create and rotate responses only.
-import { FieldErrorCollector, validationError } from '../errors.js'
+import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import { EVENT_NAMES } from '../events/catalog.js'
 import type { Delivery, Subscription } from '../events/repo.js'
 import { newSigningSecret } from '../events/signing.js'
@@ -162,6 +162,12 @@ export function registerEventAdmin(router: Router, s: Services): void {
     const { repo, engine } = eventsOf(s)
     const d = /^[0-9a-f-]{36}$/i.test(id) ? await repo.getDelivery(id.toLowerCase()) : null
     if (!d) notFound('delivery', id)
+    // A delivered event is not sent again (the receiver has it): 409, nothing scheduled.
+    if (d.status === 'delivered')
+      throw apiError(
+        'Conflict',
+        `Delivery ${d.id} was already delivered; there is nothing to retry.`,
+      )
     // Same delivery id, same body, a fresh series of five attempts starting now.
     const next: Delivery = {
       ...d,

@@ -2,7 +2,7 @@
 // "API tokens"). Token secrets appear in the create response only; a hash is stored.
 import crypto from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import { validationError } from '../errors.js'
+import { apiError, validationError } from '../errors.js'
 import { hashToken, SCOPES } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
@@ -84,13 +84,28 @@ export function registerTenantAdmin(router: Router, s: Services): void {
   adminRoute(router, s, 'POST', '/workspaces/:ws/users', async (req) => {
     const w = await workspace(idParam(req, 'ws'))
     const b = check(UserCreate, req.json())
-    const user = await tenants.createUser({
-      workspace_id: w.id,
-      email: b.email,
-      owner: b.owner ?? false,
-      permissions: [...new Set(b.permissions ?? [])],
-    })
-    return json(201, { data: publicUser(user) })
+    // One user per e-mail address in a workspace (compared case-insensitively). The lease
+    // makes check-then-create atomic across instances; a concurrent POST of the same
+    // address is the duplicate.
+    const email = b.email.toLowerCase()
+    const lease = `user-email:${w.id}:${email}`
+    const owner = crypto.randomUUID()
+    const duplicate = () =>
+      apiError('Conflict', `A user with the e-mail ${b.email} already exists in this workspace.`)
+    if (!(await s.coord.lease(lease, owner, 30_000))) throw duplicate()
+    try {
+      if ((await tenants.listUsers(w.id)).some((u) => u.email.toLowerCase() === email))
+        throw duplicate()
+      const user = await tenants.createUser({
+        workspace_id: w.id,
+        email: b.email,
+        owner: b.owner ?? false,
+        permissions: [...new Set(b.permissions ?? [])],
+      })
+      return json(201, { data: publicUser(user) })
+    } finally {
+      await s.coord.release(lease, owner).catch(() => {})
+    }
   })
 
   adminRoute(router, s, 'GET', '/workspaces/:ws/users', async (req) => {
