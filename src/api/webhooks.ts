@@ -9,7 +9,8 @@ import { json, type HttpRequest } from '../http/types.js'
 import type { ItemStatus } from '../ingest/types.js'
 import { RejectionTally } from '../events/rejections.js'
 import type { Services } from '../services.js'
-import { mapFields, mapItems, missingField } from '../webhooks/mapping.js'
+import { mapDelivery } from '../webhooks/map-delivery.js'
+import { missingField } from '../webhooks/mapping.js'
 import { hashWebhookToken } from '../webhooks/repo.js'
 
 /** operator-api.md: 120 requests per minute per IP. */
@@ -64,13 +65,17 @@ export function registerWebhookIngest(router: Router, s: Services): void {
 
     const body = req.json()
     const mapping = repo.mapping(ep)
-    const items = await mapItems(mapping, body)
+    // Item cap before any field is mapped; the whole mapping bounded in time.
+    const items = await mapDelivery(mapping, body, {
+      maxItems: s.config.MAX_BATCH_ITEMS,
+      budgetMs: s.config.WEBHOOK_MAPPING_BUDGET_MS,
+    })
 
     const results: (WebhookResult | null)[] = new Array(items.length).fill(null)
     const toIngest: unknown[] = []
     const ingestIndex: number[] = []
     for (let i = 0; i < items.length; i++) {
-      const mapped = await mapFields(mapping, items[i], body)
+      const mapped = items[i]!
       const miss = missingField(mapped)
       if (miss) {
         results[i] = {

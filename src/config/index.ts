@@ -34,6 +34,8 @@ export const Config = Type.Object({
   // Our own limits (documented in the README).
   MAX_BODY_BYTES: Type.Integer({ ...Positive, default: 16 * 1024 * 1024 }),
   MAX_BATCH_ITEMS: Type.Integer({ ...Positive, default: 10_000 }),
+  /** Evaluation time one webhook delivery's mapping may use in all (webhooks/map-delivery.ts). */
+  WEBHOOK_MAPPING_BUDGET_MS: Type.Integer({ ...Positive, default: 2000 }),
   /** MQTT ingest: lease of one subscription's connection; a dead owner is replaced after it. */
   MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
@@ -55,6 +57,7 @@ const numeric = new Set([
   'WORKERS',
   'MAX_BODY_BYTES',
   'MAX_BATCH_ITEMS',
+  'WEBHOOK_MAPPING_BUDGET_MS',
   'MQTT_LEASE_S',
 ])
 
