@@ -57,6 +57,7 @@ export const S_SEL_KIND: i32 = 40; // 1 energy, 2 volume, 3 hca
 export const S_REASON: i32 = 41;
 export const S_NCI: i32 = 42;
 export const S_CI0: i32 = 43; // 43..46 CI chain
+export const S_ENCR_SHORT: i32 = 47; // mode 5: bytes the N encrypted blocks lack at the end of the frame
 export const S_APP_OFF: i32 = 48;
 export const S_ENCRYPTED: i32 = 49;
 export const S_DECRYPTED: i32 = 50;

@@ -1,6 +1,6 @@
 // Transport layer: CI 78 (none), 7A (short), 72 (long) and the security
 // modes 5 (AES-CBC, IV from M, A, ACC) and 7 (AES-CBC zero IV, CMAC KDF).
-import { F, IVB, S_TPL_CI, S_ACC, S_ST, S_CF, S_SEC, S_NBLK, S_END, S_REASON, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_PREDEC, S_POS, S_ENCRYPTED, S_M, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_MAC_DATA_OFF, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_TPL_OFF, S_DIEHL, E_TRUNCATED_HEADER, E_SEC_MODE, E_UNSUPPORTED_CI, E_COMPACT_FRAME, E_MFCT_CI, E_ENCR_LEN, E_AFL, get, set, fb } from "./state";
+import { F, IVB, S_TPL_CI, S_ACC, S_ST, S_CF, S_SEC, S_NBLK, S_END, S_REASON, S_SCHEME, S_CIPH_OFF, S_CIPH_LEN, S_PREDEC, S_POS, S_ENCRYPTED, S_M, S_DLL_ID, S_DLL_VER, S_DLL_TYPE, S_MAC_DATA_OFF, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_TPL_OFF, S_DIEHL, S_ENCR_SHORT, E_TRUNCATED_HEADER, E_SEC_MODE, E_UNSUPPORTED_CI, E_COMPACT_FRAME, E_MFCT_CI, E_ENCR_LEN, E_AFL, get, set, fb } from "./state";
 import { setPrinted } from "./link";
 import { NEED } from "./ell";
 import { diehlRealData, DI_REAL_DATA } from "./mfct";
@@ -84,8 +84,17 @@ export function tplLayer(pos: i32): i32 {
   let clen = nb * 16;
   if (nb == 0) clen = (end - app) & ~15;
   if (app + clen > end) {
-    set(S_REASON, E_ENCR_LEN);
-    return -1;
+    // fewer bytes than the configuration field's N blocks (a shortened telegram): in mode 5
+    // the whole blocks that did arrive are decrypted (the 2F2F check still verifies the key)
+    // and a partial block at the end is dropped; mode 7's MAC covers the frame as sent
+    const whole = (end - app) & ~15;
+    if (mode != 5 || whole < 16) {
+      set(S_REASON, E_ENCR_LEN);
+      return -1;
+    }
+    clen = whole;
+    set(S_END, app + clen);
+    set(S_ENCR_SHORT, nb * 16 - clen);
   }
   const predec = app + 2 <= end && fb(app) == 0x2f && fb(app + 1) == 0x2f;
   set(S_PREDEC, predec ? 1 : 0);

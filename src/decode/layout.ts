@@ -40,6 +40,7 @@ export const S = {
   REASON: 41,
   NCI: 42,
   CI0: 43,
+  ENCR_SHORT: 47,
   APP_OFF: 48,
   ENCRYPTED: 49,
   DECRYPTED: 50,
