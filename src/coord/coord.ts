@@ -22,6 +22,8 @@ export interface Coord {
    * its keys) it starts above `floor()`, the store's current maximum.
    */
   nextId(sequence: string, floor: () => Promise<number>): Promise<number>
+  /** Reserves `count` consecutive ids of a sequence in one step; returns the first. */
+  nextIds(sequence: string, count: number, floor: () => Promise<number>): Promise<number>
   /** Acquires or renews a lease; true when `owner` holds it for the next `ttlMs`. */
   lease(name: string, owner: string, ttlMs: number): Promise<boolean>
   release(name: string, owner: string): Promise<void>

@@ -59,6 +59,13 @@ export class MemoryCoord implements Coord {
     return next
   }
 
+  async nextIds(sequence: string, count: number, floor: () => Promise<number>): Promise<number> {
+    const current = this.sequences.get(sequence) ?? (await floor())
+    const first = Math.max(this.sequences.get(sequence) ?? 0, current) + 1
+    this.sequences.set(sequence, first + count - 1)
+    return first
+  }
+
   async lease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     const e = this.live(`lease:${name}`)
     if (e && e.value !== owner) return false

@@ -13,7 +13,8 @@ if c == by then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {1, c}`
 
 // ARGV[1] = -1: increment only if the sequence exists (else -1, and the caller asks the
-// store for its maximum); otherwise the floor to start above.
+// store for its maximum); otherwise the floor to start above. ARGV[2]: how many ids to
+// reserve at once (default 1); returns the last of them.
 const NEXT_ID = `
 local c = redis.call('GET', KEYS[1])
 local floor = tonumber(ARGV[1])
@@ -23,7 +24,7 @@ if not c then
 elseif tonumber(c) < floor then
   redis.call('SET', KEYS[1], floor)
 end
-return redis.call('INCR', KEYS[1])`
+return redis.call('INCRBY', KEYS[1], tonumber(ARGV[2] or '1'))`
 
 const LEASE = `
 local cur = redis.call('GET', KEYS[1])
@@ -69,7 +70,7 @@ return 1`
 
 type Scripted = Redis & {
   mfTake(key: string, limit: number, by: number, ttl: number): Promise<[number, number]>
-  mfNextId(key: string, floor: number): Promise<number>
+  mfNextId(key: string, floor: number, count?: number): Promise<number>
   mfLease(key: string, owner: string, ttl: number): Promise<number>
   mfRelease(key: string, owner: string): Promise<number>
   mfGiveBack(key: string, by: number): Promise<number>
@@ -148,6 +149,15 @@ export class RedisCoord implements Coord {
       const id = Number(await this.redis.mfNextId(`seq:${sequence}`, -1))
       if (id >= 0) return id
       return Number(await this.redis.mfNextId(`seq:${sequence}`, await floor()))
+    })
+  }
+
+  nextIds(sequence: string, count: number, floor: () => Promise<number>): Promise<number> {
+    return this.run(async () => {
+      let last = Number(await this.redis.mfNextId(`seq:${sequence}`, -1, count))
+      if (last < 0)
+        last = Number(await this.redis.mfNextId(`seq:${sequence}`, await floor(), count))
+      return last - count + 1
     })
   }
 

@@ -27,54 +27,55 @@ export interface AdmitDeps {
   outbox: Outbox
 }
 
+/**
+ * How many of `n` new meters (the first ones, in request order) may be created: within the
+ * plan limit (operational meters) and the hourly provisioning cap, taken in one step. As
+ * one at a time would decide: once the cap runs out every later meter is refused by the cap,
+ * otherwise those past the plan limit by the plan.
+ */
+async function admitNew(
+  deps: AdmitDeps,
+  ws: number,
+  w: Workspace,
+  n: number,
+): Promise<{ allowed: number; refused: ItemStatus | null }> {
+  let room = n
+  if (w.plan_meter_limit !== null)
+    room = Math.min(n, Math.max(0, w.plan_meter_limit - (await deps.meters.countOperational(ws))))
+  if (room === 0) return { allowed: 0, refused: 'rejected_plan_limit' }
+  const key = `provision:${ws}`
+  let want = room
+  for (;;) {
+    const r = await deps.coord.take(key, w.provision_cap_per_hour, 3_600_000, want)
+    if (r.ok) break
+    // Refused: the count is unchanged; take what is left of the window.
+    want = Math.min(want - 1, w.provision_cap_per_hour - r.count)
+    if (want <= 0) return { allowed: 0, refused: 'rejected_provision_limit' }
+  }
+  if (want < room) return { allowed: want, refused: 'rejected_provision_limit' }
+  return { allowed: room, refused: room < n ? 'rejected_plan_limit' : null }
+}
+
 export async function admitBatch(
   deps: AdmitDeps,
   ws: number,
   items: PreparedItem[],
 ): Promise<AdmittedItem[]> {
-  let workspace: Workspace | null | undefined
   const meterOf = await deps.meters.lookup(ws)
   const resolved = new Map<string, { meter: Meter; created: boolean } | { refused: ItemStatus }>()
 
+  // Known meters first; the unknown ones are created together below.
+  const unknown: PreparedItem[] = []
+  const named = new Set<string>()
   for (const it of items) {
-    if (resolved.has(it.identifier)) continue
+    if (named.has(it.identifier)) continue
+    named.add(it.identifier)
     let meter = meterOf(it.identifier)
-    let created = false
     if (!meter) {
-      workspace ??= await deps.tenants.getWorkspace(ws)
-      const w = workspace!
-      const first = it.readings[0]
-      const r = await deps.meters.create(
-        ws,
-        newMeter(it.identifier, {
-          unit: first && first.unit && isUnit(first.unit) ? first.unit : null,
-          profile_key: it.profile.key,
-          profile_version: it.profile.version,
-          profile_needs_review: !it.declared,
-        }),
-        async (): Promise<ItemStatus | null> => {
-          if (await deps.meters.atPlanLimit(ws, w.plan_meter_limit)) return 'rejected_plan_limit'
-          const cap = await deps.coord.take(`provision:${ws}`, w.provision_cap_per_hour, 3_600_000)
-          return cap.ok ? null : 'rejected_provision_limit'
-        },
-      )
-      if ('refused' in r) {
-        resolved.set(it.identifier, { refused: r.refused })
-        continue
-      }
-      meter = r.meter
-      created = r.created
-      if (r.created)
-        await deps.outbox.emit(ws, 'meter.created', {
-          meter: {
-            id: meter.id,
-            identifier: meter.meter_identifier,
-            name: meter.name,
-            unit: meter.unit,
-            group_id: meter.group_id,
-          },
-        })
-    } else if (it.declared && meter.profile_needs_review) {
+      unknown.push(it)
+      continue
+    }
+    if (it.declared && meter.profile_needs_review) {
       // The unconfirmed provisioning default is upgraded to the declared profile.
       meter = {
         ...meter,
@@ -84,7 +85,43 @@ export async function admitBatch(
       }
       await deps.meters.save(meter)
     }
-    resolved.set(it.identifier, { meter, created })
+    resolved.set(it.identifier, { meter, created: false })
+  }
+
+  if (unknown.length) {
+    const w: Workspace = (await deps.tenants.getWorkspace(ws))!
+    const made = await deps.meters.createMany(
+      ws,
+      unknown.map((it) => {
+        const first = it.readings[0]
+        return newMeter(it.identifier, {
+          unit: first && first.unit && isUnit(first.unit) ? first.unit : null,
+          profile_key: it.profile.key,
+          profile_version: it.profile.version,
+          profile_needs_review: !it.declared,
+        })
+      }),
+      (n) => admitNew(deps, ws, w, n),
+    )
+    const events: Promise<void>[] = []
+    made.forEach((r, i) => {
+      resolved.set(unknown[i]!.identifier, r)
+      if ('meter' in r && r.created) {
+        const meter = r.meter
+        events.push(
+          deps.outbox.emit(ws, 'meter.created', {
+            meter: {
+              id: meter.id,
+              identifier: meter.meter_identifier,
+              name: meter.name,
+              unit: meter.unit,
+              group_id: meter.group_id,
+            },
+          }),
+        )
+      }
+    })
+    await Promise.all(events)
   }
 
   return items.map((it) => {

@@ -209,8 +209,29 @@ export class MeterRepo {
     fields: NewMeter,
     admit: () => Promise<R | null> = async () => null,
   ): Promise<{ meter: Meter; created: boolean } | { refused: R }> {
+    const [r] = await this.createMany(ws, [fields], async (n) => {
+      const refused = await admit()
+      return refused ? { allowed: 0, refused } : { allowed: n, refused: null }
+    })
+    return r!
+  }
+
+  /**
+   * Creates the meters whose identifiers do not exist yet, in one step: one lock, one
+   * existence check, one admission for all of them, one id range, one INSERT. `admit(n)`
+   * runs inside the lock with the number of new meters and says how many of them (the
+   * first ones, in order) may be created, and why the others may not.
+   */
+  async createMany<R extends string>(
+    ws: number,
+    list: NewMeter[],
+    admit: (n: number) => Promise<{ allowed: number; refused: R | null }> = async (n) => ({
+      allowed: n,
+      refused: null,
+    }),
+  ): Promise<({ meter: Meter; created: boolean } | { refused: R })[]> {
     const prev = this.creating.get(ws) ?? Promise.resolve()
-    const run = prev.catch(() => {}).then(() => this.createLocked(ws, fields, admit))
+    const run = prev.catch(() => {}).then(() => this.createLocked(ws, list, admit))
     this.creating.set(ws, run)
     try {
       return await run
@@ -221,9 +242,9 @@ export class MeterRepo {
 
   private async createLocked<R extends string>(
     ws: number,
-    fields: NewMeter,
-    admit: () => Promise<R | null>,
-  ): Promise<{ meter: Meter; created: boolean } | { refused: R }> {
+    list: NewMeter[],
+    admit: (n: number) => Promise<{ allowed: number; refused: R | null }>,
+  ): Promise<({ meter: Meter; created: boolean } | { refused: R })[]> {
     const owner = `${process.pid}:${Math.random()}`
     const lease = `meter-create:${ws}`
     for (let i = 0; !(await this.coord.lease(lease, owner, 10_000)); i++) {
@@ -232,31 +253,56 @@ export class MeterRepo {
     }
     try {
       const idx = await this.index(ws)
-      const known = idx.byIdentifier.get(fields.meter_identifier)
-      if (known) return { meter: known, created: false }
-      if (this.coord.kind === 'redis') {
-        // Another instance may have created it since our index was loaded.
-        const [r] = await this.sql.query(
-          'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier = {i:String} AND deleted = 0 LIMIT 1',
-          { ws, i: fields.meter_identifier },
+      const named = new Set<string>()
+      let unknown = list.filter(
+        (f) =>
+          !idx.byIdentifier.has(f.meter_identifier) &&
+          !named.has(f.meter_identifier) &&
+          named.add(f.meter_identifier),
+      )
+      if (unknown.length && this.coord.kind === 'redis') {
+        // Another instance may have created some since our index was loaded.
+        const rows = await this.sql.query(
+          'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier IN {i:Array(String)} AND deleted = 0',
+          { ws, i: unknown.map((f) => f.meter_identifier) },
         )
-        if (r) {
+        for (const r of rows) {
           const m = fromRow(r)
           idx.byIdentifier.set(m.meter_identifier, m)
           idx.byId.set(m.id, m)
-          return { meter: m, created: false }
+        }
+        unknown = unknown.filter((f) => !idx.byIdentifier.has(f.meter_identifier))
+      }
+      const fresh = new Map<string, Meter>()
+      let refused: R | null = null
+      if (unknown.length) {
+        const a = await admit(unknown.length)
+        refused = a.refused
+        const allowed = Math.max(0, Math.min(a.allowed, unknown.length))
+        if (allowed > 0) {
+          const first = await this.store.nextIds('meters', allowed)
+          const created_at = new Date().toISOString()
+          let body = ''
+          for (let i = 0; i < allowed; i++) {
+            const m: Meter = { ...unknown[i]!, id: first + i, workspace_id: ws, created_at }
+            fresh.set(m.meter_identifier, m)
+            body += JSON.stringify(toRow(m, this.store.version())) + '\n'
+          }
+          await this.sql.insertJsonEachRow('meters', body)
+          for (const m of fresh.values()) {
+            idx.byIdentifier.set(m.meter_identifier, m)
+            idx.byId.set(m.id, m)
+          }
+          await this.announce(ws)
         }
       }
-      const refused = await admit()
-      if (refused) return { refused }
-      const meter: Meter = {
-        ...fields,
-        id: await this.store.nextId('meters'),
-        workspace_id: ws,
-        created_at: new Date().toISOString(),
-      }
-      await this.save(meter)
-      return { meter, created: true }
+      return list.map((f) => {
+        const made = fresh.get(f.meter_identifier)
+        if (made) return { meter: made, created: true }
+        const known = idx.byIdentifier.get(f.meter_identifier)
+        if (known) return { meter: known, created: false }
+        return { refused: refused! }
+      })
     } finally {
       await this.coord.release(lease, owner).catch(() => {})
     }

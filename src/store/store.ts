@@ -76,6 +76,17 @@ export class Store {
     })
   }
 
+  /** `count` new consecutive ids for `table` reserved in one step; returns the first. */
+  async nextIds(table: keyof typeof SEQUENCES, count: number): Promise<number> {
+    const col = SEQUENCES[table]
+    return this.coord.nextIds(table, count, async () => {
+      const [r] = await this.sql.query<{ m: string }>(
+        `SELECT toUInt64(max(${col})) AS m FROM ${table}`,
+      )
+      return Number(r?.m ?? 0)
+    })
+  }
+
   /** Monotonic row version for ReplacingMergeTree (µs since epoch, never repeating here). */
   version(): number {
     const v = Math.max(Date.now() * 1000, this.lastVersion + 1)

@@ -108,6 +108,24 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     },
   )
 
+  t.test('nextIds reserves a range in one step, never overlapping other ids', async (t) => {
+    const s = fresh('seqr')
+    t.equal(
+      await f.coord.nextIds(s, 5, async () => 100),
+      101,
+      'an unknown sequence starts above the floor',
+    )
+    t.equal(await f.coord.nextId(s, async () => 0), 106, 'single ids continue after the range')
+    const ranges = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? f.coord : f.peer).nextIds(s, 10, async () => 0),
+      ),
+    )
+    const ids = ranges.flatMap((first) => Array.from({ length: 10 }, (_, k) => first + k))
+    t.equal(new Set(ids).size, 200, 'concurrent ranges never overlap')
+    t.ok(Math.min(...ids) > 106)
+  })
+
   t.test('leaseMany / releaseMany: per-name leases read with their companion values', async (t) => {
     const a = fresh('lm-a')
     const b = fresh('lm-b')
