@@ -9,6 +9,7 @@ import { json } from '../http/types.js'
 import { check, rejectUnknown } from '../http/validate.js'
 import { deleteRollup } from '../query/rollup.js'
 import { UNIT_NAMES, unitFamily } from '../query/units.js'
+import { familyOf, meterUnit } from '../ingest/units.js'
 import type { Services } from '../services.js'
 import { newMeter, type Meter } from '../store/meters.js'
 import { isoFromCh } from '../store/sql.js'
@@ -195,13 +196,15 @@ export function registerMeters(router: Router, s: Services): void {
       const k = 'pulse_weight' in b ? 'pulse_weight' : 'pulse_unit'
       errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
     }
-    if (next.display_unit !== null && unitFamily(next.display_unit) !== unitFamily(next.unit)) {
+    // The meter's own family: its unit, or a pulse meter's pulse_unit (meterUnit).
+    const family = familyOf(meterUnit(next))
+    if (next.display_unit !== null && unitFamily(next.display_unit) !== family) {
       if ('display_unit' in b)
         errs.add(
           'display_unit',
-          next.unit === null
-            ? 'The display_unit field needs a meter unit to belong to.'
-            : `The display_unit must belong to the ${unitFamily(next.unit)} family of the meter's unit.`,
+          family === null
+            ? 'The display_unit field needs a meter unit (or pulse_unit) to belong to.'
+            : `The display_unit must belong to the ${family} family of the meter's unit.`,
         )
       else next.display_unit = null // unit moved to another family: back to the canonical unit
     }

@@ -7,6 +7,8 @@ import { derivedConsumption } from '../query/consumption.js'
 import { intParam, enumParam, meta, pageParams, rangeParams } from '../query/params.js'
 import { aggregateReadings, rawReadings } from '../query/readings.js'
 import { isoLocal, isValidTimeZone, offsetMs } from '../query/time.js'
+import { displayUnitOf, fromCanonical } from '../query/units.js'
+import { familyOf, meterUnit } from '../ingest/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 
@@ -34,6 +36,39 @@ export async function scopeMeters(
   )
   subtree.add(g.id)
   return all.filter((m) => m.group_id !== null && subtree.has(m.group_id))
+}
+
+// display_unit (docs/query.md, "Display unit"): every row also carries its values in the
+// meter's display unit, next to the canonical ones; with no display_unit those are the
+// canonical values and unit.
+function rawDisplay(
+  m: Meter | undefined,
+  r: { canonical_value: number | null; canonical_unit: string | null },
+) {
+  const unit = m ? displayUnitOf(m, r.canonical_unit) : r.canonical_unit
+  return {
+    display_value: r.canonical_value === null ? null : fromCanonical(r.canonical_value, unit),
+    display_unit: r.canonical_value === null ? null : unit,
+  }
+}
+
+function aggregateDisplay(
+  m: Meter | undefined,
+  r: { sum: number | null; min: number | null; max: number | null; avg: number | null },
+) {
+  const unit = m ? displayUnitOf(m, familyOf(meterUnit(m))) : null
+  return {
+    display_unit: unit,
+    display_sum: fromCanonical(r.sum, unit),
+    display_min: fromCanonical(r.min, unit),
+    display_max: fromCanonical(r.max, unit),
+    display_avg: fromCanonical(r.avg, unit),
+  }
+}
+
+function derivedDisplay(m: Meter, r: { consumption: number | null; unit: string | null }) {
+  const unit = displayUnitOf(m, r.unit)
+  return { display_consumption: fromCanonical(r.consumption, unit), display_unit: unit }
 }
 
 export function registerReadings(router: Router, s: Services): void {
@@ -82,6 +117,7 @@ export function registerReadings(router: Router, s: Services): void {
         derive,
         data: slice.map((r) => ({
           ...r,
+          ...derivedDisplay(meters[0]!, r),
           period_start: new Date(r.period_start).toISOString(),
           period_end: new Date(r.period_end).toISOString(),
           ...(tz
@@ -112,6 +148,7 @@ export function registerReadings(router: Router, s: Services): void {
           unit: r.unit,
           canonical_value: r.canonical_value,
           canonical_unit: r.canonical_unit,
+          ...rawDisplay(byId.get(r.meter_id), r),
           quality_flags: r.quality_flags.length ? r.quality_flags : null,
           recorded_at: new Date(r.t).toISOString(),
           ...(tz ? { recorded_at_local: isoLocal(r.t, r.off!) } : {}),
@@ -142,6 +179,7 @@ export function registerReadings(router: Router, s: Services): void {
         min: r.min,
         max: r.max,
         avg: r.avg,
+        ...aggregateDisplay(byId.get(r.meter_id), r),
       })),
       meta: meta(page, perPage, total),
     })

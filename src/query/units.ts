@@ -14,3 +14,25 @@ export const unitFamily = (u: string | null | undefined): 'kwh' | 'm3' | null =>
 export function inCanonical(v: number, u: string | null | undefined): number {
   return u === 'wh' || u === 'l' ? v / 1000 : v
 }
+
+/**
+ * A canonical value (kWh, m³) in a display unit of its family (wh, l: × 1000). Rounded to 15
+ * significant digits so that 1.1 m³ shows as 1100 l, not 1100.0000000000002.
+ */
+export function fromCanonical(v: number | null, display: string | null | undefined): number | null {
+  if (v === null || (display !== 'wh' && display !== 'l')) return v
+  return Number((v * 1000).toPrecision(15))
+}
+
+/**
+ * The unit a meter's numbers are shown in (api-v1.md `display_unit`: null = the family's
+ * canonical unit); `canonical` is the canonical unit of the values at hand, when known.
+ */
+export function displayUnitOf(
+  m: { display_unit: string | null },
+  canonical: string | null,
+): string | null {
+  if (m.display_unit !== null && (canonical === null || unitFamily(m.display_unit) === canonical))
+    return m.display_unit
+  return canonical
+}

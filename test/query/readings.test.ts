@@ -44,6 +44,8 @@ t.test('raw: oldest first, row shape, flags null when clean, canonical null kept
     unit: 'kwh',
     canonical_value: 1,
     canonical_unit: 'kwh',
+    display_value: 1,
+    display_unit: 'kwh',
     quality_flags: null,
     recorded_at: '2025-06-14T09:00:00.000Z',
   })
