@@ -2,6 +2,7 @@
 // waits on the engine; inserts are synchronous (`async_insert=0`) because chDB's default
 // async inserts halved small batches in our measurements, and we group-commit anyway.
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
 import type { Params, Sql } from './sql.js'
@@ -9,11 +10,73 @@ import type { Params, Sql } from './sql.js'
 export class ChdbSql implements Sql {
   readonly kind = 'chdb' as const
   private readonly session: Session
+  private readonly dir: string
+  /**
+   * Streams run on a session of their own: any other query on a session ends the stream that
+   * session is running, and a session runs one stream at a time (so exports queue here).
+   */
+  private streamSession: Session | null = null
+  private streamTurn: Promise<void> = Promise.resolve()
 
   constructor(dataDir: string) {
     const dir = path.join(dataDir, 'clickhouse')
     fs.mkdirSync(dir, { recursive: true })
+    this.dir = dir
     this.session = new Session(dir)
+  }
+
+  async *stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
+    if (format === 'Parquet') {
+      yield* this.streamViaFile(sql, params, format)
+      return
+    }
+    let release!: () => void
+    const prev = this.streamTurn
+    this.streamTurn = new Promise((r) => (release = r))
+    await prev
+    try {
+      this.streamSession ??= new Session(this.dir)
+      const st = this.streamSession.queryStreamBind(sql, bindable(params), { format })
+      // chDB formats every chunk on its own: a `WithNames` header repeats in each one.
+      const header = /WithNames$/.test(format)
+      let first = true
+      try {
+        for await (const chunk of st) {
+          let bytes = chunk.raw()
+          if (header && !first) bytes = bytes.subarray(bytes.indexOf(10) + 1)
+          first = false
+          if (bytes.length) yield bytes
+        }
+      } finally {
+        if (!st.closed) st.cancel()
+      }
+    } finally {
+      release()
+    }
+  }
+
+  /**
+   * Formats whose chunks cannot be concatenated (a Parquet file has one footer): the engine
+   * writes the whole result to a temporary file, block by block, which is then read out in
+   * pieces and removed. Memory stays bounded either way.
+   */
+  private async *streamViaFile(
+    sql: string,
+    params: Params,
+    format: string,
+  ): AsyncIterable<Uint8Array> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-export-'))
+    const file = path.join(dir, `export.${format.toLowerCase()}`)
+    try {
+      await this.exec(
+        `INSERT INTO FUNCTION file('${file.replace(/[\\']/g, '')}', '${format}') ${sql}`,
+        params,
+      )
+      for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 }))
+        yield chunk as Buffer
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   }
 
   async query<T>(sql: string, params?: Params): Promise<T[]> {
@@ -45,6 +108,7 @@ export class ChdbSql implements Sql {
   }
 
   async close(): Promise<void> {
+    this.streamSession?.close()
     this.session.close()
   }
 }

@@ -80,6 +80,16 @@ export class ServerSql implements Sql {
     await new Promise((resolve) => r.stream.once('end', resolve))
   }
 
+  async *stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
+    // exec hands back the response body as bytes: the server writes the format, we pass it on.
+    const r = await this.client.exec({ query: `${sql}\nFORMAT ${format}`, query_params: params })
+    try {
+      for await (const chunk of r.stream as AsyncIterable<Uint8Array>) yield chunk
+    } finally {
+      r.stream.destroy()
+    }
+  }
+
   async close(): Promise<void> {
     await this.client.close()
   }

@@ -14,6 +14,12 @@ export interface Sql {
    * for a String column is stored as its JSON text.
    */
   insertJsonEachRow(table: string, rows: Buffer | string): Promise<void>
+  /**
+   * Runs a SELECT and yields its result as bytes in a ClickHouse output format (CSVWithNames,
+   * JSONEachRow, Parquet, ...) chunk by chunk, so exports never hold the whole result.
+   * Stopping the iteration early cancels the query.
+   */
+  stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array>
   close(): Promise<void>
   readonly kind: 'chdb' | 'server'
 }

@@ -26,12 +26,44 @@ class CountingSql implements Sql {
     for (const line of rows.toString().split('\n'))
       if (line) this.stored.add(Number(JSON.parse(line).id))
   }
+  stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
+    return this.inner.stream(sql, params, format)
+  }
   close(): Promise<void> {
     return Promise.resolve()
   }
 }
 
 export function storeConformance(t: Test, sql: Sql): void {
+  t.test(
+    'stream yields the format bytes; stopping early cancels; queries go on meanwhile',
+    async (t) => {
+      const q =
+        'SELECT number AS n, toString(number) AS s FROM numbers(200000) WHERE number % {m:UInt64} = 0'
+      let csv = ''
+      for await (const c of sql.stream(q, { m: 2 }, 'CSVWithNames')) {
+        csv += Buffer.from(c).toString()
+        // Another query while the stream runs must not end it.
+        await sql.query('SELECT 1')
+      }
+      const lines = csv.trim().split('\n')
+      t.equal(lines[0], '"n","s"')
+      t.equal(lines.length, 100_001)
+      t.equal(lines[100_000], '199998,"199998"')
+      let chunks = 0
+      for await (const c of sql.stream(q, { m: 1 }, 'JSONEachRow')) {
+        t.ok(c.length > 0)
+        if (++chunks === 1) break
+      }
+      t.equal(chunks, 1)
+      const parquet: Buffer[] = []
+      for await (const c of sql.stream(q, { m: 1000 }, 'Parquet')) parquet.push(Buffer.from(c))
+      const bytes = Buffer.concat(parquet)
+      t.equal(bytes.subarray(0, 4).toString(), 'PAR1', 'a Parquet file')
+      t.equal(bytes.subarray(-4).toString(), 'PAR1')
+    },
+  )
+
   t.test('migrations apply once, then are idempotent', async (t) => {
     const first = await migrate(sql)
     t.same(
