@@ -1,64 +1,71 @@
-// Exactly one scheduler line runs among instances sharing the coordination store: two
-// Scheduler objects over one coord, ticking together, record one run per period; when the
-// holder stops, the other takes over. Memory coord here; Redis when redis-server exists.
-import t from 'tap'
+// Scheduler passes never overlap across instances: the manual run (POST
+// /admin/v1/scheduler/run) takes the pass lease like the line does, and a long pass keeps
+// renewing it. Two instances on one real redis-server: the app, and a second Scheduler with
+// its own Redis connection over the same store (a second instance's line).
 import { pino } from 'pino'
-import { ManualClock } from '../../src/clock.js'
-import type { Coord } from '../../src/coord/coord.js'
-import { MemoryCoord } from '../../src/coord/memory.js'
+import t from 'tap'
+import { systemClock } from '../../src/clock.js'
 import { RedisCoord } from '../../src/coord/redis.js'
 import { Scheduler } from '../../src/scheduler/scheduler.js'
-import type { Sql } from '../../src/store/sql.js'
-import { redisAvailable, startRedis } from '../helpers/redis.js'
+import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
+import { startTestServer } from '../helpers/server.js'
 
-function fakeSql(runs: string[]): Sql {
-  return {
-    kind: 'chdb',
-    async query() {
-      return []
-    },
-    async exec() {},
-    async insertJsonEachRow(_t, rows) {
-      runs.push(JSON.parse(String(rows)).instance)
-    },
-    async close() {},
-  }
-}
-
-async function scenario(t: any, coord: Coord, clock: ManualClock) {
-  const runs: string[] = []
-  const log = pino({ level: 'silent' })
-  const a = new Scheduler(fakeSql(runs), coord, clock, 60, log)
-  const b = new Scheduler(fakeSql(runs), coord, clock, 60, log)
-  const tick = (x: Scheduler) => (x as any).tick() as Promise<void>
-  for (let i = 0; i < 5; i++) {
-    await Promise.all([tick(a), tick(b)])
-    clock.advance(60_000)
-  }
-  t.equal(runs.length, 5, 'one run per period')
-  t.equal(new Set(runs).size, 1, 'always the same holder')
-  const holder = runs[0]
-  const [gone, other] = holder === (a as any).owner ? [a, b] : [b, a]
-  await gone.stop()
-  runs.length = 0
-  await tick(other)
-  t.equal(runs.length, 1)
-  t.not(runs[0], holder, 'the other instance took over after release')
-}
-
-t.test('memory coord', async (t) => {
-  const clock = new ManualClock()
-  const coord = new MemoryCoord(() => clock.now())
-  await scenario(t, coord, clock)
-  await coord.close()
-})
-
-t.test('redis coord', { skip: !redisAvailable() && 'redis-server not installed' }, async (t) => {
+if (!redisAvailable()) {
+  t.comment(REDIS_SKIP_NOTICE)
+  t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
+} else {
   const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const clock = new ManualClock()
-  const c1 = new RedisCoord(redis.url, `lease-${Date.now()}:`, () => clock.now())
-  await c1.connect()
-  t.teardown(() => c1.close())
-  await scenario(t, c1, clock)
-})
+  const s = await startTestServer({ REDIS_URL: redis.url })
+  const prefix = (s.app.services.coord as RedisCoord).prefix
+  const coordB = new RedisCoord(redis.url, prefix)
+  await coordB.connect()
+  t.teardown(async () => {
+    await s.close()
+    await coordB.close()
+    await redis.stop()
+  })
+
+  /** Intervals during which a probe task ran, per instance. */
+  const spans: { who: string; from: number; to: number }[] = []
+  const probe = (who: string, ms: number) => async () => {
+    const from = Date.now()
+    await new Promise((r) => setTimeout(r, ms))
+    spans.push({ who, from, to: Date.now() })
+    return {}
+  }
+  // Instance B: a pass lease of 150 ms, far shorter than its 1.2 s pass; only renewal
+  // keeps it.
+  const b = new Scheduler(
+    s.app.services.store.sql,
+    coordB,
+    systemClock,
+    60,
+    pino({ level: 'silent' }),
+    {
+      passLeaseMs: 150,
+    },
+  )
+  b.addTask('probe', probe('B', 1200))
+  s.app.services.scheduler.addTask('probe', probe('A', 50))
+
+  t.test("a manual run waits for the other instance's long pass", async (t) => {
+    const passB = b.runOnce()
+    await new Promise((r) => setTimeout(r, 100)) // B's pass is under way
+    const manual = await s.call('POST', '/admin/v1/scheduler/run', { token: s.adminToken })
+    await passB
+    t.equal(manual.status, 200, 'the manual run ran')
+    const [sb] = spans.filter((x) => x.who === 'B')
+    const [sa] = spans.filter((x) => x.who === 'A')
+    t.ok(sa && sb, 'both passes ran their tasks')
+    t.ok(sa!.from >= sb!.to, 'the manual pass started only after the other pass ended')
+    const runs = await s.app.services.store.sql.query<{ n: string }>(
+      'SELECT count() AS n FROM scheduler_runs',
+    )
+    t.equal(Number(runs[0]!.n), 2, 'two passes recorded')
+  })
+
+  t.test('the pass lease is free again after a pass', async (t) => {
+    t.ok(await coordB.lease('scheduler:pass', 'probe', 1000), 'nobody holds it')
+    await coordB.release('scheduler:pass', 'probe')
+  })
+}
