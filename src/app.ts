@@ -114,7 +114,10 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     http,
     close() {
       closing ??= (async () => {
-        await http.drain()
+        // Bounded: `docker stop` kills after 10 s. What is still running after the drain
+        // deadline is answered 503 (never acknowledged), so nothing acknowledged is lost.
+        await http.drain(DRAIN_MS)
+        services.actors?.stop()
         for (const st of [...stages].reverse()) await st.stop?.()
         await scheduler.stop()
         await store.close()
@@ -124,6 +127,9 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     },
   }
 }
+
+/** How long SIGTERM waits for in-flight requests before answering the rest 503. */
+const DRAIN_MS = 6_000
 
 /** ADMIN_TOKEN, or the one generated at first start into DATA_DIR/admin-token (0600). */
 function adminToken(config: Readonly<Config>): string {

@@ -37,6 +37,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) return
     stopping = true
+    // The drain answers everything within its deadline; this bounds the rest (a store that
+    // hangs on close) so the process is gone before a supervisor's SIGKILL at 10 s.
+    setTimeout(() => {
+      process.stderr.write('meterflow: shutdown took over 9 s; exiting with writes unflushed\n')
+      process.exit(1)
+    }, 9_000).unref()
     app.close().then(
       () => process.exit(0),
       (err) => die('shutdown failed: ', err),

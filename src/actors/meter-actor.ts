@@ -5,6 +5,7 @@
 // also a late one — is checked for duplicates and flagged from the window alone; only older
 // readings ask ClickHouse (batched with the other meters of the tick), which has the final
 // word. A turn ends only after its rows are stored.
+import { apiError } from '../errors.js'
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { chTime } from '../store/sql.js'
@@ -47,6 +48,8 @@ export interface ActorEnv {
   window?: { spanMs: number; maxPerKind: number }
   store: Store
   history: HistoryLoader
+  /** Set on shutdown: a turn that has not started yet is refused (503). */
+  stopping?: boolean
   outbox: Outbox
   /** Per-meter mutual exclusion and change counter across instances (Redis); null alone. */
   locks: MeterLocks | null
@@ -132,6 +135,7 @@ export class MeterActor {
   /** Handles one request's readings of this meter; resolves after they are stored. */
   handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
     return this.mailbox.post(async () => {
+      if (this.env.stopping) throw apiError('Unavailable', 'Shutting down; retry the request.')
       const locks = this.env.locks
       if (!locks) return this.turn(meter, readings)
       const r = await locks.withLock(meter.id, this.seen, (changed) => {

@@ -36,6 +36,14 @@ export class ActorRegistry {
     return actor.handle(meter, readings)
   }
 
+  /**
+   * Shutting down: turns not yet started are refused (their requests were answered 503 by
+   * the drain deadline); running turns finish and their rows are flushed by the store.
+   */
+  stop(): void {
+    this.env.stopping = true
+  }
+
   /** Forget a meter's cached state (exchange recorded, meter deleted, backfill). */
   forget(meterId: number): void {
     const a = this.actors.get(meterId)

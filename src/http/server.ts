@@ -18,7 +18,11 @@ export interface HttpServerOptions {
 
 export interface HttpServer {
   port: number
-  /** Stops accepting connections, then waits until every in-flight request is answered. */
+  /**
+   * Stops accepting connections (a request arriving on an open one is answered 503), then
+   * waits until every in-flight request is answered; those still running after `timeoutMs`
+   * are answered 503 (not acknowledged: a retry is safe) and no longer waited for.
+   */
   drain(timeoutMs?: number): Promise<void>
   inFlight(): number
 }
@@ -46,6 +50,9 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
   const app = uWS.App()
   let inFlight = 0
   let drained: (() => void) | null = null
+  let draining = false
+  /** Answers an in-flight request 503 (the drain deadline passed). */
+  const cutOffs = new Set<() => void>()
   const log = opts.logger
 
   app.any('/*', (res, req) => {
@@ -59,8 +66,10 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
     const query = new URLSearchParams(req.getQuery() ?? '')
     const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
     let aborted = false
+    let answered = false
     inFlight++
     const done = () => {
+      cutOffs.delete(cutOff)
       if (--inFlight === 0 && drained) drained()
     }
     res.onAborted(() => {
@@ -68,7 +77,8 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
     })
 
     const respond = (out: HttpResponse, request?: HttpRequest, closeConnection = false) => {
-      if (aborted) return
+      if (aborted || answered) return
+      answered = true
       const merged = { ...request?.responseHeaders, ...out.headers }
       let payload: string | Buffer
       if (out.body === undefined) payload = ''
@@ -100,6 +110,21 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
       log.error({ err, method, path }, 'unhandled error')
       const e = apiError('Internal')
       respond({ status: e.status, body: e.body() }, request)
+    }
+
+    const unavailable = (message: string) => {
+      const e = apiError('Unavailable', message)
+      respond(
+        { status: e.status, body: e.body(), headers: { 'retry-after': '5' } },
+        undefined,
+        true,
+      )
+    }
+    const cutOff = () => unavailable('Shutting down: this request was not completed; retry it.')
+    cutOffs.add(cutOff)
+    if (draining) {
+      unavailable('Shutting down; retry on another instance.')
+      return done()
     }
 
     const match = router.match(method, path)
@@ -178,13 +203,17 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
         port,
         inFlight: () => inFlight,
         drain(timeoutMs = 30_000) {
+          draining = true
           if (listening) {
             uWS.us_listen_socket_close(socket)
             listening = false
           }
           if (inFlight === 0) return Promise.resolve()
           return new Promise<void>((ok) => {
-            const timer = setTimeout(ok, timeoutMs)
+            const timer = setTimeout(() => {
+              for (const cut of [...cutOffs]) cut()
+              ok()
+            }, timeoutMs)
             drained = () => {
               clearTimeout(timer)
               ok()
