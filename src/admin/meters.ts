@@ -1,11 +1,12 @@
 // Operator API: meters (operator-api.md, "Meters"): lifecycle, profile confirmation, the
 // wM-Bus key (never returned) and meter exchanges.
 import { Type } from '@sinclair/typebox'
-import { validationError } from '../errors.js'
+import { apiError, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { check } from '../http/validate.js'
 import { meterView } from '../api/meter-view.js'
+import { backfillMeter } from '../jobs/backfill.js'
 import type { Services } from '../services.js'
 import { LIFECYCLE_STATES, type Meter } from '../store/meters.js'
 import { chTime, isoFromCh, parseChTime, type Sql } from '../store/sql.js'
@@ -93,7 +94,22 @@ export function registerMeterAdmin(router: Router, s: Services): void {
             lifecycle_state: b.state,
             lifecycle_changed_at: new Date(s.clock.now()).toISOString(),
           }
-    if (next !== m) await s.meters.save(next)
+    if (next !== m && next.lifecycle_state === 'active') {
+      // Back to operational: it counts against the plan limit like a new meter (402).
+      const refused = await s.meters.reactivate(next, async () => {
+        const w = await s.tenants.getWorkspace(m.workspace_id)
+        return (await s.meters.atPlanLimit(m.workspace_id, w?.plan_meter_limit ?? null))
+          ? ('rejected_plan_limit' as const)
+          : null
+      })
+      if (refused)
+        throw apiError(
+          'PlanLimit',
+          'The workspace is at its plan meter limit; the meter stays ' +
+            `${m.lifecycle_state} until an owner upgrades or another meter is retired.`,
+          { reason: refused },
+        )
+    } else if (next !== m) await s.meters.save(next)
     return json(200, { data: await meterResponse(s, next) })
   })
 
@@ -144,6 +160,9 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     await s.store.sql.insertJsonEachRow('meter_exchanges', JSON.stringify(ex))
     // Meter actors that cache exchanges drop them (`<ws>:<meter>`).
     await s.coord.publish('exchanges', `${m.workspace_id}:${m.id}`).catch(() => {})
+    // The stored readings around the exchange are flagged again at once (meter_exchange
+    // placed, steps across it no longer saldo_decrease): the backfill for this meter.
+    await backfillMeter(s, m)
     return json(201, {
       data: {
         id: ex.id,

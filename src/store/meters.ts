@@ -230,8 +230,38 @@ export class MeterRepo {
       refused: null,
     }),
   ): Promise<({ meter: Meter; created: boolean } | { refused: R })[]> {
+    return this.admission(ws, () => this.createLocked(ws, list, admit))
+  }
+
+  /**
+   * Saves a meter going back to `active` unless `admit` refuses (the plan limit): under the
+   * same lock as creations, so a reactivation and a new meter never both take the last slot.
+   */
+  async reactivate<R extends string>(m: Meter, admit: () => Promise<R | null>): Promise<R | null> {
+    return this.admission(m.workspace_id, async () => {
+      const refused = await admit()
+      if (refused === null) await this.save(m)
+      return refused
+    })
+  }
+
+  /** Runs `fn` holding the workspace's meter admission lock (in-process chain + coord lease). */
+  private async admission<T>(ws: number, fn: () => Promise<T>): Promise<T> {
+    const locked = async () => {
+      const owner = `${process.pid}:${Math.random()}`
+      const lease = `meter-create:${ws}`
+      for (let i = 0; !(await this.coord.lease(lease, owner, 10_000)); i++) {
+        if (i > 500) throw new Error('timed out waiting for the meter creation lock')
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      try {
+        return await fn()
+      } finally {
+        await this.coord.release(lease, owner).catch(() => {})
+      }
+    }
     const prev = this.creating.get(ws) ?? Promise.resolve()
-    const run = prev.catch(() => {}).then(() => this.createLocked(ws, list, admit))
+    const run = prev.catch(() => {}).then(locked)
     this.creating.set(ws, run)
     try {
       return await run
@@ -245,67 +275,57 @@ export class MeterRepo {
     list: NewMeter[],
     admit: (n: number) => Promise<{ allowed: number; refused: R | null }>,
   ): Promise<({ meter: Meter; created: boolean } | { refused: R })[]> {
-    const owner = `${process.pid}:${Math.random()}`
-    const lease = `meter-create:${ws}`
-    for (let i = 0; !(await this.coord.lease(lease, owner, 10_000)); i++) {
-      if (i > 500) throw new Error('timed out waiting for the meter creation lock')
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    try {
-      const idx = await this.index(ws)
-      const named = new Set<string>()
-      let unknown = list.filter(
-        (f) =>
-          !idx.byIdentifier.has(f.meter_identifier) &&
-          !named.has(f.meter_identifier) &&
-          named.add(f.meter_identifier),
+    const idx = await this.index(ws)
+    const named = new Set<string>()
+    let unknown = list.filter(
+      (f) =>
+        !idx.byIdentifier.has(f.meter_identifier) &&
+        !named.has(f.meter_identifier) &&
+        named.add(f.meter_identifier),
+    )
+    if (unknown.length && this.coord.kind === 'redis') {
+      // Another instance may have created some since our index was loaded.
+      const rows = await this.sql.query(
+        'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier IN {i:Array(String)} AND deleted = 0',
+        { ws, i: unknown.map((f) => f.meter_identifier) },
       )
-      if (unknown.length && this.coord.kind === 'redis') {
-        // Another instance may have created some since our index was loaded.
-        const rows = await this.sql.query(
-          'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier IN {i:Array(String)} AND deleted = 0',
-          { ws, i: unknown.map((f) => f.meter_identifier) },
-        )
-        for (const r of rows) {
-          const m = fromRow(r)
+      for (const r of rows) {
+        const m = fromRow(r)
+        idx.byIdentifier.set(m.meter_identifier, m)
+        idx.byId.set(m.id, m)
+      }
+      unknown = unknown.filter((f) => !idx.byIdentifier.has(f.meter_identifier))
+    }
+    const fresh = new Map<string, Meter>()
+    let refused: R | null = null
+    if (unknown.length) {
+      const a = await admit(unknown.length)
+      refused = a.refused
+      const allowed = Math.max(0, Math.min(a.allowed, unknown.length))
+      if (allowed > 0) {
+        const first = await this.store.nextIds('meters', allowed)
+        const created_at = new Date().toISOString()
+        let body = ''
+        for (let i = 0; i < allowed; i++) {
+          const m: Meter = { ...unknown[i]!, id: first + i, workspace_id: ws, created_at }
+          fresh.set(m.meter_identifier, m)
+          body += JSON.stringify(toRow(m, this.store.version())) + '\n'
+        }
+        await this.sql.insertJsonEachRow('meters', body)
+        for (const m of fresh.values()) {
           idx.byIdentifier.set(m.meter_identifier, m)
           idx.byId.set(m.id, m)
         }
-        unknown = unknown.filter((f) => !idx.byIdentifier.has(f.meter_identifier))
+        await this.announce(ws)
       }
-      const fresh = new Map<string, Meter>()
-      let refused: R | null = null
-      if (unknown.length) {
-        const a = await admit(unknown.length)
-        refused = a.refused
-        const allowed = Math.max(0, Math.min(a.allowed, unknown.length))
-        if (allowed > 0) {
-          const first = await this.store.nextIds('meters', allowed)
-          const created_at = new Date().toISOString()
-          let body = ''
-          for (let i = 0; i < allowed; i++) {
-            const m: Meter = { ...unknown[i]!, id: first + i, workspace_id: ws, created_at }
-            fresh.set(m.meter_identifier, m)
-            body += JSON.stringify(toRow(m, this.store.version())) + '\n'
-          }
-          await this.sql.insertJsonEachRow('meters', body)
-          for (const m of fresh.values()) {
-            idx.byIdentifier.set(m.meter_identifier, m)
-            idx.byId.set(m.id, m)
-          }
-          await this.announce(ws)
-        }
-      }
-      return list.map((f) => {
-        const made = fresh.get(f.meter_identifier)
-        if (made) return { meter: made, created: true }
-        const known = idx.byIdentifier.get(f.meter_identifier)
-        if (known) return { meter: known, created: false }
-        return { refused: refused! }
-      })
-    } finally {
-      await this.coord.release(lease, owner).catch(() => {})
     }
+    return list.map((f) => {
+      const made = fresh.get(f.meter_identifier)
+      if (made) return { meter: made, created: true }
+      const known = idx.byIdentifier.get(f.meter_identifier)
+      if (known) return { meter: known, created: false }
+      return { refused: refused! }
+    })
   }
 
   /** Stores a new version of the meter and updates every instance's index. */
