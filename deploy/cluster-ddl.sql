@@ -62,3 +62,7 @@ CREATE TABLE IF NOT EXISTS wmbus_formats ON CLUSTER 'meterflow' AS wmbus_formats
 -- migration 7: MQTT ingest subscriptions (docs/mqtt.md)
 CREATE TABLE IF NOT EXISTS mqtt_subscriptions_local ON CLUSTER 'meterflow' (workspace_id UInt64, id UInt64, name Nullable(String), broker_url String, username Nullable(String), password Nullable(String), client_id String, topics Array(String), qos UInt8, mapping String, enabled UInt8, deleted UInt8, created_at DateTime64(3, 'UTC'), version UInt64) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/mqtt_subscriptions', '{replica}', version) ORDER BY (workspace_id, id);
 CREATE TABLE IF NOT EXISTS mqtt_subscriptions ON CLUSTER 'meterflow' AS mqtt_subscriptions_local ENGINE = Distributed('meterflow', currentDatabase(), mqtt_subscriptions_local, cityHash64(workspace_id));
+
+-- migration 8: alert re-arming: a member-resolved alert waits for its condition to clear (docs/alerts.md)
+CREATE TABLE IF NOT EXISTS alert_rearm_local ON CLUSTER 'meterflow' (workspace_id UInt64, rule_id UInt64, meter_id UInt64, alert_id UInt64, waiting UInt8, version UInt64) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/alert_rearm', '{replica}', version) ORDER BY (workspace_id, rule_id, meter_id);
+CREATE TABLE IF NOT EXISTS alert_rearm ON CLUSTER 'meterflow' AS alert_rearm_local ENGINE = Distributed('meterflow', currentDatabase(), alert_rearm_local, cityHash64(workspace_id));

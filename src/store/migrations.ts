@@ -257,6 +257,19 @@ export const migrations: Migration[] = [
         'ORDER BY (workspace_id, id)',
       ),
   },
+  {
+    version: 8,
+    name: 'alert re-arming: a member-resolved alert waits for its condition to clear (docs/alerts.md)',
+    statements: (o) =>
+      table(
+        o,
+        'alert_rearm',
+        `workspace_id UInt64, rule_id UInt64, meter_id UInt64, alert_id UInt64, waiting UInt8,
+         version UInt64`,
+        'ReplacingMergeTree(version)',
+        'ORDER BY (workspace_id, rule_id, meter_id)',
+      ),
+  },
 ]
 
 /** The table that records applied migrations; created before any migration runs. */
