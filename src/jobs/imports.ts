@@ -4,12 +4,19 @@
 // ingested, so a line that is not a JSON object fails the import with nothing stored; a
 // schema violation found by the pipeline fails the import at that chunk (earlier chunks
 // stay stored: they are ordinary, idempotent readings) with an error naming the line.
+import crypto from 'node:crypto'
+import { HeldLease } from '../coord/held-lease.js'
 import { ApiError } from '../errors.js'
 import { RejectionTally } from '../events/rejections.js'
 import type { Services } from '../services.js'
 import { chTime, isoFromCh } from '../store/sql.js'
 
 export const IMPORT_CHUNK = 1000
+/**
+ * Lease `import:<id>` held by the instance running an import, renewed while it runs: an
+ * import in state `running` whose lease nobody holds lost its instance and is failed.
+ */
+export const IMPORT_LEASE_MS = 30_000
 
 export interface ImportRecord {
   id: number
@@ -37,6 +44,9 @@ export const importView = (r: ImportRecord) => ({
 
 export class ImportRunner {
   private readonly running = new Set<Promise<void>>()
+  /** Imports this instance runs (their leases are ours, never taken over as dead). */
+  private readonly mine = new Set<number>()
+  private readonly owner = `imports:${crypto.randomUUID()}`
 
   constructor(private readonly s: Services) {}
 
@@ -71,15 +81,32 @@ export class ImportRunner {
     }
   }
 
-  /** Imports left `running` by a process that stopped are marked failed at start. */
-  async failInterrupted(): Promise<void> {
+  /**
+   * Imports left `running` by an instance that stopped are marked failed: at start and on
+   * every scheduler pass (an owner that dies later is noticed within its lease TTL). One
+   * whose lease another live instance still holds is left alone.
+   */
+  async failInterrupted(): Promise<number> {
     const rows = await this.s.store.sql.query<{ id: string }>(
       "SELECT id FROM imports FINAL WHERE status = 'running'",
     )
+    let failed = 0
     for (const { id } of rows) {
-      const r = await this.get(Number(id))
-      if (r) await this.finish(r, 'failed', 'The import was interrupted by a restart.')
+      if (this.mine.has(Number(id))) continue
+      const key = `import:${id}`
+      // Taking the lease proves its owner is gone; holding it, we are the one to fail it.
+      if (!(await this.s.coord.lease(key, this.owner, IMPORT_LEASE_MS))) continue
+      try {
+        const r = await this.get(Number(id))
+        if (r?.status === 'running') {
+          await this.finish(r, 'failed', 'The import was interrupted by a restart.')
+          failed++
+        }
+      } finally {
+        await this.s.coord.release(key, this.owner).catch(() => {})
+      }
     }
+    return failed
   }
 
   private async finish(
@@ -105,8 +132,13 @@ export class ImportRunner {
   }
 
   async start(ws: number, body: Buffer): Promise<ImportRecord> {
+    const id = await this.s.store.nextId('imports')
+    // Leased before the row exists, so no sweep ever sees this import without an owner.
+    const lease = await HeldLease.acquire(this.s.coord, `import:${id}`, this.owner, IMPORT_LEASE_MS)
+    if (!lease) throw new Error(`import ${id} is leased by another instance`)
+    this.mine.add(id)
     const r: ImportRecord = {
-      id: await this.s.store.nextId('imports'),
+      id,
       workspace_id: ws,
       status: 'running',
       accepted: 0,
@@ -116,10 +148,17 @@ export class ImportRunner {
       created_at: new Date(this.s.clock.now()).toISOString(),
       finished_at: null,
     }
-    await this.save(r)
-    const p = this.run({ ...r }, body).catch((err) =>
-      this.s.log.error({ err, import: r.id }, 'import failed'),
-    )
+    const done = async () => {
+      await lease.release()
+      this.mine.delete(id)
+    }
+    await this.save(r).catch(async (err: unknown) => {
+      await done()
+      throw err
+    })
+    const p = this.run({ ...r }, body)
+      .catch((err) => this.s.log.error({ err, import: r.id }, 'import failed'))
+      .finally(done)
     this.running.add(p)
     void p.finally(() => this.running.delete(p))
     return r

@@ -17,9 +17,14 @@ export async function operatorStage(s: Services): Promise<Stage> {
   s.scheduler.addTask('retention', (now) => pruneRetention(s, now))
   s.scheduler.addTask('alerts', (now) => evaluateAlerts(s, now))
   s.scheduler.addTask('transfers', (now) => runDueTransfers(s, now))
+  // Imports whose instance died while they ran (their lease lapsed) are failed.
+  s.scheduler.addTask('imports', async () => {
+    await imports.failInterrupted()
+    return {}
+  })
   return {
     name: 'operator',
-    start: () => imports.failInterrupted(),
+    start: async () => void (await imports.failInterrupted()),
     stop: () => imports.drain(),
   }
 }
