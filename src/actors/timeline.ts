@@ -2,6 +2,7 @@ import {
   ALL_FAMILIES,
   FAMILY_FLAGS,
   familyFlags,
+  intervalRate,
   isValid,
   lowerBound,
   NEIGHBOURHOOD,
@@ -232,7 +233,23 @@ export class MeterTimeline {
     const arr = this.valid[kind]
     const i = lowerBound(arr, t)
     arr.splice(i, 0, { t, v: r.canonicalValue as number, r })
-    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES))
+    // Interval rates of this insert, memoised per kind: the rate family of up to
+    // RATE_WINDOW + 1 later readings is recomputed, each over RATE_WINDOW intervals that
+    // mostly overlap (a late reading cost ~25 × 25 rate computations without this).
+    const rates: Record<Kind, Map<number, number | null>> = {
+      consumption: new Map(),
+      saldo: new Map(),
+    }
+    const rateOf = (k: Kind) => {
+      const a = this.valid[k]
+      const memo = rates[k]
+      return (j: number) => {
+        let v = memo.get(j)
+        if (v === undefined) memo.set(j, (v = intervalRate(a, k, j, this.ctx)))
+        return v
+      }
+    }
+    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, rateOf(kind)))
 
     // Which families of which other readings can depend on the new reading.
     const affected = new Map<Entry, Set<Family>>()
@@ -276,7 +293,7 @@ export class MeterTimeline {
       const drop = new Set<QualityFlag>()
       for (const f of fams) for (const fl of FAMILY_FLAGS[f]) drop.add(fl)
       const kept = e.r.flags.filter((f) => !drop.has(f))
-      const fresh = familyFlags(view, ek, idx, this.ctx, fams)
+      const fresh = familyFlags(view, ek, idx, this.ctx, fams, rateOf(ek))
       const nf = sortFlags([...kept, ...fresh])
       if (!sameFlags(nf, e.r.flags)) {
         e.r.flags = nf
