@@ -77,6 +77,9 @@ export function registerAlertAdmin(router: Router, s: Services): void {
     const rule = (await repo.rules(a.workspace_id)).find((r) => r.id === a.rule_id) ?? null
     if (a.state === 'resolved') return json(200, { data: alertView(a, rule) })
     const meter = await s.meters.byId(a.workspace_id, a.meter_id)
+    // Resolved by a member: no new alert for this rule and meter until the condition has
+    // cleared once (docs/alerts.md); the scheduler re-arms it when it sees it clear.
+    await repo.setWaiting(a, true)
     const next = await repo.resolve(a, b.by ?? 'member', s.clock.now(), rule, meter)
     return json(200, { data: alertView(next, rule) })
   })

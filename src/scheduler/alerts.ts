@@ -113,6 +113,33 @@ export class AlertRepo {
     )
   }
 
+  /** `rule:meter` pairs whose member-resolved alert waits for its condition to clear. */
+  async waiting(ws: number): Promise<Set<string>> {
+    const rows = await this.s.store.sql.query<{ rule_id: string; meter_id: string }>(
+      'SELECT rule_id, meter_id FROM alert_rearm FINAL WHERE workspace_id = {ws:UInt64} AND waiting = 1',
+      { ws },
+    )
+    return new Set(rows.map((r) => `${Number(r.rule_id)}:${Number(r.meter_id)}`))
+  }
+
+  /** Marks (rule, meter) of `a` as waiting for its condition to clear, or re-armed. */
+  async setWaiting(
+    a: { workspace_id: number; rule_id: number; meter_id: number; id?: number },
+    waiting: boolean,
+  ): Promise<void> {
+    await this.s.store.sql.insertJsonEachRow(
+      'alert_rearm',
+      JSON.stringify({
+        workspace_id: a.workspace_id,
+        rule_id: a.rule_id,
+        meter_id: a.meter_id,
+        alert_id: a.id ?? 0,
+        waiting: waiting ? 1 : 0,
+        version: this.s.store.version(),
+      }),
+    )
+  }
+
   async open(rule: AlertRule, meter: Meter, detail: string, now: number): Promise<Alert> {
     const a: Alert = {
       id: await this.s.store.nextId('alerts'),
@@ -245,6 +272,8 @@ export async function evaluateAlerts(
     const statuses = await latestStatuses(s.store.sql, ws)
     const openByKey = new Map(open.map((a) => [`${a.rule_id}:${a.meter_id}`, a]))
     const rulesById = new Map(rules.map((r) => [r.id, r]))
+    // Member-resolved alerts stay resolved while their condition keeps holding.
+    const waiting = await repo.waiting(ws)
 
     for (const rule of rules)
       for (const m of meters) {
@@ -253,11 +282,14 @@ export async function evaluateAlerts(
         const key = `${rule.id}:${m.id}`
         const existing = openByKey.get(key)
         if (typeof c === 'string' && c !== 'skip') {
-          if (!existing) {
+          if (!existing && !waiting.has(key)) {
             await repo.open(rule, m, c, now)
             opened++
           }
           openByKey.delete(key)
+        } else if (c === null && waiting.has(key)) {
+          // The condition cleared: the next time it holds, an alert opens again.
+          await repo.setWaiting({ workspace_id: ws, rule_id: rule.id, meter_id: m.id }, false)
         }
       }
     // Whatever is still in openByKey no longer holds (or is no longer watched): resolve it.
