@@ -357,7 +357,7 @@ export class MeterActor {
       // No multi-table transaction in ClickHouse: status reports go first, and are taken
       // back (by their exact versions) if the readings cannot be stored, so a failed turn
       // leaves nothing behind and its retry stores both.
-      await this.env.store.statusReports.write(statusRows, statusCount)
+      if (statusCount) await this.env.store.statusReports.write(statusRows, statusCount)
       try {
         await this.env.store.readings.write(body, rows.length)
       } catch (err) {
