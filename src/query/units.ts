@@ -1,5 +1,6 @@
 // Unit families (operator-api.md "Decisions"): wh/kwh → kwh, l/m3 → m3. Used by the query
-// and master-data API (display_unit checks, exchange baselines and rollover in canonical units).
+// and master-data API (display_unit checks, values shown in the display unit). Meter settings
+// in canonical units: meterUnit/settingToCanonical in src/ingest/units.ts.
 export const UNIT_NAMES = ['kwh', 'wh', 'm3', 'l'] as const
 export type UnitName = (typeof UNIT_NAMES)[number]
 
@@ -9,11 +10,6 @@ export const isUnitName = (u: unknown): u is UnitName => typeof u === 'string' &
 
 export const unitFamily = (u: string | null | undefined): 'kwh' | 'm3' | null =>
   u && isUnitName(u) ? FAMILY[u] : null
-
-/** `v` in unit `u` expressed canonically (divide, so decimal inputs stay exact). */
-export function inCanonical(v: number, u: string | null | undefined): number {
-  return u === 'wh' || u === 'l' ? v / 1000 : v
-}
 
 /**
  * A canonical value (kWh, m³) in a display unit of its family (wh, l: × 1000). Rounded to 15
