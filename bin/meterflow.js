@@ -569,6 +569,17 @@ async function call(s, positional, opts) {
   print(r.body ?? { status: r.status }, Boolean(opts.json))
 }
 
+/** `decode HEX [--key K]`: the telegram (separators _ | # and blanks dropped) and the key. */
+function decodeArgs(positional, opts) {
+  const telegram = positional.join('').replace(/[\s_|#]/g, '')
+  if (!/^[0-9a-fA-F]+$/.test(telegram) || telegram.length % 2)
+    throw new CliError('decode: the telegram must be an even number of hex digits')
+  const key = typeof opts.key === 'string' ? opts.key : null
+  if (key !== null && !/^([0-9a-fA-F]{32}|[0-9a-fA-F]{16})$/.test(key))
+    throw new CliError('decode: --key must be 32 hex digits (or 16 for a DES key)')
+  return { telegram, key }
+}
+
 function help(topic) {
   const cmd = topic && COMMANDS[topic]
   if (cmd) {
@@ -591,6 +602,7 @@ function help(topic) {
     ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
     `  ${'call METHOD PATH [JSON]'.padEnd(w)}  Any admin call, e.g. call GET /workspaces/1`,
     `  ${'clickhouse-server'.padEnd(w)}  Run a ClickHouse HTTP server from the bundled engine.`,
+    `  ${'decode HEX [--key K]'.padEnd(w)}  Analyze a wM-Bus telegram locally (--remote: POST /decode).`,
     `  ${'help [command]'.padEnd(w)}  This text, or one command's options.`,
     '',
   ].join('\n')
@@ -613,9 +625,22 @@ export async function main(argv = process.argv.slice(2), env = process.env) {
       process.stdout.write(help(name === 'help' ? positional[0] : name))
       return 0
     }
+    if (name === 'decode' && !opts.remote) {
+      // The telegram analyzer runs here, on the service's WASM decoder (npm run build)
+      const { analyzeTelegram, formatAnalysis } = await import('../dist/decode/analyze.js')
+      const a = analyzeTelegram(
+        decodeArgs(positional, opts).telegram,
+        decodeArgs(positional, opts).key,
+      )
+      process.stdout.write((asJson ? JSON.stringify(a, null, 2) : formatAnalysis(a)) + '\n')
+      return a.status === 'ok' ? 0 : 2
+    }
     const s = settings(env)
     if (name === 'quickstart') await quickstart(s, opts)
-    else if (name === 'call') await call(s, positional, opts)
+    else if (name === 'decode') {
+      const r = await adminCall(s, 'POST', '/decode', JSON.stringify(decodeArgs(positional, opts)))
+      print(r.body, true)
+    } else if (name === 'call') await call(s, positional, opts)
     else {
       const cmd = COMMANDS[name]
       if (!cmd) throw new CliError(`unknown command ${name} (see: meterflow help)`)

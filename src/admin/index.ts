@@ -12,6 +12,7 @@ import { registerTransferAdmin } from './transfers.js'
 import { registerJobAdmin } from './jobs.js'
 import { registerPresetAdmin } from './presets.js'
 import { registerMqttAdmin } from './mqtt.js'
+import { registerDecodeAdmin } from './decode.js'
 
 /** Every /admin/v1 route group. */
 export function registerAdmin(router: Router, s: Services): void {
@@ -27,4 +28,5 @@ export function registerAdmin(router: Router, s: Services): void {
   registerEventAdmin(router, s)
   registerPresetAdmin(router, s)
   registerMqttAdmin(router, s)
+  registerDecodeAdmin(router, s)
 }

@@ -52,7 +52,7 @@ export function manufacturer(m: number): string {
  * Performs one crypto step. Returns the next core result code, or -1 when the
  * caller must stop with `rejected_undecodable` (reason in CTRL).
  */
-function cryptoStep(core: DecoderCore, key: Uint8Array): number {
+export function cryptoStep(core: DecoderCore, key: Uint8Array): number {
   const { CTRL, F, IVB } = core
   const scheme = CTRL[S.SCHEME]!
   const off = CTRL[S.CIPH_OFF]!

@@ -3,6 +3,7 @@
 // subscriptions, query strings, NDJSON imports) are described here and marked so.
 import { Type, type TSchema } from '@sinclair/typebox'
 import * as alerts from '../admin/alerts.js'
+import * as decode from '../admin/decode.js'
 import * as jobs from '../admin/jobs.js'
 import * as mqtt from '../admin/mqtt.js'
 import * as ameters from '../admin/meters.js'
@@ -321,6 +322,11 @@ export const ROUTES: Record<string, RouteDoc> = {
     summary: 'Store or clear the wM-Bus key',
     auth: 'admin',
     body: ameters.WmbusKeyBody,
+  },
+  'POST /admin/v1/decode': {
+    summary: 'Analyze a wM-Bus telegram: layers, security, records, register or the failing layer',
+    auth: 'admin',
+    body: decode.DecodeBody,
   },
   'POST /admin/v1/meters/{meter}/exchanges': {
     summary: 'Record a meter exchange',
