@@ -4,6 +4,7 @@
 // engine's job and never runs on the emitter's path.
 import type { Clock } from '../clock.js'
 import type { Coord } from '../coord/coord.js'
+import { Generations } from '../coord/generations.js'
 import type { EventName } from './catalog.js'
 import type { Outbox } from './outbox.js'
 import type { Delivery, EventRepo, Subscription } from './repo.js'
@@ -27,6 +28,8 @@ export class DeliveringOutbox implements Outbox {
   // Subscriptions per workspace: ingest may emit on every request, so the list is cached and
   // dropped (here and, through the coordination channel, on every instance) on any change.
   private readonly cache = new Map<number, Promise<Subscription[]>>()
+  // One shared generation for all subscriptions (changes are announced globally).
+  private readonly generations: Generations
 
   constructor(
     private readonly repo: EventRepo,
@@ -34,7 +37,9 @@ export class DeliveringOutbox implements Outbox {
     private readonly coord: Coord,
     /** Told after new rows are stored, so the engine sends without waiting for its poll. */
     private readonly onEmitted: () => void = () => {},
-  ) {}
+  ) {
+    this.generations = new Generations(coord, 'subscriptions')
+  }
 
   async listen(): Promise<void> {
     await this.coord.subscribe(SUBSCRIPTIONS_CHANNEL, () => this.cache.clear())
@@ -43,10 +48,14 @@ export class DeliveringOutbox implements Outbox {
   /** Call after any subscription change. */
   async invalidate(): Promise<void> {
     this.cache.clear()
+    await this.generations.bump('all')
     await this.coord.publish(SUBSCRIPTIONS_CHANNEL, 'changed').catch(() => {})
   }
 
-  private subscriptions(workspaceId: number): Promise<Subscription[]> {
+  private async subscriptions(workspaceId: number): Promise<Subscription[]> {
+    // Bounded staleness should an invalidation message be lost (coord/generations.ts).
+    if (this.cache.size > 0 && (await this.generations.stale('all'))) this.cache.clear()
+    if (this.cache.size === 0) await this.generations.loading('all')
     let p = this.cache.get(workspaceId)
     if (!p) {
       p = this.repo.listSubscriptions(workspaceId)

@@ -2,6 +2,7 @@
 // ingest path resolves identifiers without a query. Writes update the local index and tell
 // other instances (coord pub/sub) to drop theirs.
 import type { Coord } from '../coord/coord.js'
+import { Generations } from '../coord/generations.js'
 import { chTime, isoFromCh, type Sql } from './sql.js'
 import type { Store } from './store.js'
 
@@ -110,9 +111,11 @@ export class MeterRepo {
     private readonly coord: Coord,
   ) {
     this.sql = store.sql
+    this.generations = new Generations(coord, 'meters')
   }
 
   private readonly instance = `${process.pid}-${Math.random().toString(36).slice(2)}`
+  private readonly generations: Generations
 
   async init(): Promise<void> {
     // Other instances changed a meter: drop that workspace's index; it reloads on next use.
@@ -122,14 +125,17 @@ export class MeterRepo {
     })
   }
 
-  private announce(ws: number): Promise<void> {
-    return this.coord.publish('meters', `${this.instance}:${ws}`).catch(() => {})
+  private async announce(ws: number): Promise<void> {
+    await this.generations.bump(ws)
+    await this.coord.publish('meters', `${this.instance}:${ws}`).catch(() => {})
   }
 
-  private index(ws: number): Promise<WorkspaceIndex> {
+  private async index(ws: number): Promise<WorkspaceIndex> {
+    // Bounded staleness should an invalidation message be lost (coord/generations.ts).
+    if (this.indexes.has(ws) && (await this.generations.stale(ws))) this.indexes.delete(ws)
     let idx = this.indexes.get(ws)
     if (!idx) {
-      idx = this.load(ws)
+      idx = this.generations.loading(ws).then(() => this.load(ws))
       this.indexes.set(ws, idx)
       idx.catch(() => this.indexes.delete(ws))
     }

@@ -1,6 +1,7 @@
 // Device profiles: the built-in catalog plus workspace profiles (versioned: posting an
 // existing key stores version + 1). Cached per workspace; creations invalidate everywhere.
 import type { Coord } from '../coord/coord.js'
+import { Generations } from '../coord/generations.js'
 import { chTime, type Sql } from './sql.js'
 
 export interface Profile {
@@ -51,24 +52,32 @@ export const BUILTIN_PROFILES: readonly Profile[] = [
 
 export class ProfileRepo {
   private readonly cache = new Map<number, Promise<Profile[]>>()
+  private readonly generations: Generations
 
   constructor(
     private readonly sql: Sql,
     private readonly coord: Coord,
-  ) {}
+  ) {
+    this.generations = new Generations(coord, 'profiles')
+  }
 
   async init(): Promise<void> {
     await this.coord.subscribe('profiles', (ws) => this.cache.delete(Number(ws)))
   }
 
   /** Built-ins first, then the workspace's profiles, every version. */
-  all(ws: number): Promise<Profile[]> {
+  async all(ws: number): Promise<Profile[]> {
+    // Bounded staleness should an invalidation message be lost (coord/generations.ts).
+    if (this.cache.has(ws) && (await this.generations.stale(ws))) this.cache.delete(ws)
     let p = this.cache.get(ws)
     if (!p) {
-      p = this.sql
-        .query<Record<string, any>>(
-          'SELECT * FROM profiles FINAL WHERE workspace_id = {ws:UInt64} ORDER BY key, version',
-          { ws },
+      p = this.generations
+        .loading(ws)
+        .then(() =>
+          this.sql.query<Record<string, any>>(
+            'SELECT * FROM profiles FINAL WHERE workspace_id = {ws:UInt64} ORDER BY key, version',
+            { ws },
+          ),
         )
         .then((rows) => [
           ...BUILTIN_PROFILES,
@@ -127,6 +136,7 @@ export class ProfileRepo {
       }),
     )
     this.cache.delete(ws)
+    await this.generations.bump(ws)
     await this.coord.publish('profiles', String(ws)).catch(() => {})
     return { ...p, version, builtin: false }
   }
