@@ -194,6 +194,11 @@ export class MeterActor {
     return true
   }
 
+  /** Readings held in the window (the registry's memory budget). */
+  get held(): number {
+    return this.timeline?.size ?? 0
+  }
+
   /** Drops everything cached; the next turn reloads from the store. */
   reset(): void {
     this.timeline = null

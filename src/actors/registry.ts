@@ -5,11 +5,14 @@ import { MeterActor, type ActorEnv, type ActorReading, type ActorVerdict } from 
 
 export class ActorRegistry {
   private readonly actors = new Map<number, MeterActor>()
+  private handled = 0
 
   constructor(
     readonly env: ActorEnv,
-    // A window holds up to ~200 readings; 20k idle actors stay well under 1 GB.
     private readonly maxActors = 20_000,
+    // ~200 bytes per reading held (measured): 2 M readings ≈ 400 MB of windows. Windows of
+    // dense meters (1-minute data keeps up to 2 × 256) hit this before the actor count.
+    private readonly maxReadings = 2_000_000,
   ) {}
 
   get size(): number {
@@ -33,6 +36,7 @@ export class ActorRegistry {
     else actor = new MeterActor(meter, this.env, fresh)
     this.actors.set(meter.id, actor) // Map order = recency of use
     if (this.actors.size > this.maxActors) this.evict()
+    else if (++this.handled % 1000 === 0) this.evictBeyondBudget()
     return actor.handle(meter, readings)
   }
 
@@ -49,6 +53,20 @@ export class ActorRegistry {
     const a = this.actors.get(meterId)
     if (a && a.mailbox.depth === 0) this.actors.delete(meterId)
     else a?.reset()
+  }
+
+  /** Least recently used idle actors go until the windows held are under 90 % of the budget. */
+  private evictBeyondBudget(): void {
+    let held = 0
+    for (const a of this.actors.values()) held += a.held
+    if (held <= this.maxReadings) return
+    for (const [id, a] of this.actors) {
+      if (held <= this.maxReadings * 0.9) break
+      if (a.mailbox.depth === 0) {
+        held -= a.held
+        this.actors.delete(id)
+      }
+    }
   }
 
   private evict(): void {
