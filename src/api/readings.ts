@@ -10,6 +10,7 @@ import { isoLocal, isValidTimeZone, offsetMs } from '../query/time.js'
 import { displayUnitOf, fromCanonical } from '../query/units.js'
 import { familyOf, meterUnit } from '../ingest/units.js'
 import type { Services } from '../services.js'
+import { exportFormat, exportReadings } from './readings-export.js'
 import type { Meter } from '../store/meters.js'
 
 const KINDS = ['consumption', 'saldo'] as const
@@ -108,6 +109,20 @@ export function registerReadings(router: Router, s: Services): void {
 
     const meters = await scopeMeters(s, ws, meterId, groupId)
     const head = { aggregate, from: new Date(from).toISOString(), to: new Date(to).toISOString() }
+    // CSV, NDJSON, Parquet (format= or Accept): the same rows, streamed (readings-export.ts).
+    const format = exportFormat(req)
+    if (format)
+      return exportReadings(s, req, format, {
+        ws,
+        meters,
+        kind,
+        aggregate,
+        derive,
+        interpolate,
+        tz,
+        from,
+        to,
+      })
 
     if (derive) {
       const rows = await derivedConsumption(s.store.sql, meters[0]!, from, to, interpolate)

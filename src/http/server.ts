@@ -5,6 +5,7 @@ import uWS from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { ApiError, apiError, validationError } from '../errors.js'
 import type { Router } from './router.js'
+import { writeStream } from './stream-body.js'
 import type { HttpRequest, HttpResponse } from './types.js'
 
 export interface HttpServerOptions {
@@ -80,6 +81,31 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
       if (aborted || answered) return
       answered = true
       const merged = { ...request?.responseHeaders, ...out.headers }
+      if (out.stream)
+        // Exports: written as produced; the request counts as in flight until the end.
+        return writeStream(
+          {
+            res,
+            status: STATUS_TEXT[out.status] ?? String(out.status),
+            headers: merged,
+            isAborted: () => aborted,
+            head: method === 'HEAD',
+          },
+          out.stream,
+        ).then(({ bytes, error }) => {
+          if (error) log.error({ err: error, method, path }, 'streamed answer broke off')
+          log.info(
+            {
+              method,
+              path,
+              status: out.status,
+              bytes,
+              ms: Math.round((performance.now() - started) * 10) / 10,
+              workspace: request?.workspaceId,
+            },
+            'request',
+          )
+        })
       let payload: string | Buffer
       if (out.body === undefined) payload = ''
       else if (typeof out.body === 'string' || Buffer.isBuffer(out.body)) payload = out.body

@@ -23,6 +23,8 @@ export interface HttpResponse {
   /** Serialised as JSON unless it is a string or Buffer already. */
   body?: unknown
   headers?: Record<string, string>
+  /** A body written out chunk by chunk as it is produced (exports); `body` is then unused. */
+  stream?: AsyncIterable<Uint8Array>
 }
 
 export const json = (

@@ -137,6 +137,40 @@ export async function aggregateReadings(
   tz: string | null,
   page: Page,
 ): Promise<{ rows: BucketRow[]; total: number; dirtyHours: number; rollup: boolean }> {
+  return (await aggregate(sql, f, bucket, tz, page)) as Awaited<
+    ReturnType<typeof aggregateReadings>
+  >
+}
+
+/**
+ * The query of every bucket of the range, exact as aggregateReadings (dirty hours already
+ * looked up), for exports that stream it: columns meter_id, kind, b (bucket start,
+ * DateTime UTC), c (reading count), s, lo, hi; `zone` is the quoted bucket zone.
+ */
+export interface AggregatePlan {
+  grouped: string
+  params: Record<string, unknown>
+  zone: string
+}
+
+export async function aggregatePlan(
+  sql: Sql,
+  f: RangeFilter,
+  bucket: 'hourly' | 'daily',
+  tz: string | null,
+): Promise<AggregatePlan> {
+  return (await aggregate(sql, f, bucket, tz, null)) as AggregatePlan
+}
+
+async function aggregate(
+  sql: Sql,
+  f: RangeFilter,
+  bucket: 'hourly' | 'daily',
+  tz: string | null,
+  page: Page | null,
+): Promise<
+  { rows: BucketRow[]; total: number; dirtyHours: number; rollup: boolean } | AggregatePlan
+> {
   const zone = quote(tz ?? 'UTC')
   const useRollup = tz === null || wholeHourZone(tz, f.from, f.to)
   // Whole hours [h0, h1) lie inside [from, to]; `to` is inclusive.
@@ -163,7 +197,7 @@ export async function aggregateReadings(
     f.partsAware === false ||
     f.meterIds.length * ((h1 - h0) / HOUR) <= (f.plainCheckHours ?? PLAIN_CHECK_HOURS)
 
-  if (rollupRange && plainCheck && page.offset === 0) {
+  if (rollupRange && plainCheck && page !== null && page.offset === 0) {
     // Optimistic: one query checks every hour and aggregates it; the usual answer (no dirty
     // hour) is final. Any dirty hour discards it for the two-step path below (which then
     // recomputes those hours from the raw readings): one rollup read instead of two.
@@ -262,6 +296,13 @@ export async function aggregateReadings(
        WHERE ${where} AND canonical_value IS NOT NULL AND (${rawConds.join(' OR ')})`,
     )
 
+  if (page === null)
+    return {
+      grouped: `SELECT meter_id, kind, b, sum(c) AS c, sum(s) AS s, min(lo) AS lo, max(hi) AS hi
+                FROM (${parts.join(' UNION ALL ')}) GROUP BY meter_id, kind, b HAVING c > 0`,
+      params,
+      zone,
+    }
   const rows = await sql.query<Record<string, any>>(
     `SELECT meter_id, kind, toUnixTimestamp(b) AS epoch, formatDateTime(b, '%Y-%m-%d %H:%i:%S', ${zone}) AS label,
             c, s, lo, hi, count() OVER () AS total
