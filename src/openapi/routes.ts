@@ -184,6 +184,12 @@ export const ROUTES: Record<string, RouteDoc> = {
       { name: 'derive', schema: Type.Literal('consumption') },
       { name: 'interpolate', schema: Type.Literal('linear') },
       { name: 'tz', schema: Type.String({ description: 'IANA time zone' }) },
+      {
+        name: 'format',
+        schema: Type.Union(['json', 'csv', 'ndjson', 'parquet'].map((f) => Type.Literal(f))),
+        description:
+          'Export format (also by Accept: text/csv, application/x-ndjson, application/vnd.apache.parquet): the whole range streamed, no paging (docs/query.md "Exports")',
+      },
       ...range,
     ],
   },
