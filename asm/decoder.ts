@@ -3,7 +3,7 @@
 // returns R_NEED_CRYPTO with S_SCHEME, S_CIPH_OFF, S_CIPH_LEN and IVB set; the
 // host writes the plaintext into F and calls resume(1), or resume(2) to accept
 // bytes that already look plain (predecrypted frames).
-import { CTRL, F, S_SCHEME, S_POS, S_CIPH_OFF, S_REASON, S_ST, S_SEL, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_ERRFLAGS, S_ELL_CRC_OFF, S_NCI, S_CI0, S_END, S_APP_OFF, S_DECRYPTED, S_FLEN, S_TPL_CI, R_OK, R_NEED_CRYPTO, R_INVALID, R_UNDECODABLE, E_NOT_HEX, E_ODD_HEX, E_TOO_LONG, E_TOO_SHORT, E_WRONG_KEY, E_ELL_CRC, E_NO_REGISTER, E_RECORD_TRUNCATED, get, set, fb } from "./state";
+import { CTRL, F, S_SCHEME, S_POS, S_CIPH_OFF, S_REASON, S_ST, S_SEL, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_ERRFLAGS, S_ELL_CRC_OFF, S_NCI, S_CI0, S_END, S_APP_OFF, S_DECRYPTED, S_FLEN, S_FRAME_END, S_TPL_CI, R_OK, R_NEED_CRYPTO, R_INVALID, R_UNDECODABLE, E_NOT_HEX, E_ODD_HEX, E_TOO_LONG, E_TOO_SHORT, E_WRONG_KEY, E_ELL_CRC, E_NO_REGISTER, E_RECORD_TRUNCATED, get, set, fb } from "./state";
 import { hexToFrame } from "./hex";
 import { frameLayer } from "./frames";
 import { linkLayer } from "./link";
@@ -42,6 +42,7 @@ export function beginBytes(n: i32): i32 {
   if (get(S_FLEN) != n) set(S_FLEN, n);
   const m = frameLayer(n);
   if (m < 0) return R_INVALID;
+  set(S_FRAME_END, get(S_END));
   const pos = linkLayer(m);
   if (pos < 0) return R_INVALID;
   return run(pos);

@@ -28,6 +28,7 @@ export const S_ELL_CI: i32 = 9;
 export const S_ELL_CC: i32 = 10;
 export const S_ELL_ACC: i32 = 11;
 export const S_ELL_SN: i32 = 12;
+export const S_FRAME_END: i32 = 13; // end of the frame after the frame layer (CRCs stripped, by L)
 export const S_ID: i32 = 15; // printed id (last address seen), id bytes LE as u32 bits
 export const S_ID_M: i32 = 16;
 export const S_VER: i32 = 17;

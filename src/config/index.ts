@@ -36,6 +36,8 @@ export const Config = Type.Object({
   MAX_BATCH_ITEMS: Type.Integer({ ...Positive, default: 10_000 }),
   /** Evaluation time one webhook delivery's mapping may use in all (webhooks/map-delivery.ts). */
   WEBHOOK_MAPPING_BUDGET_MS: Type.Integer({ ...Positive, default: 2000 }),
+  /** A repeat of one wM-Bus telegram within this window is a duplicate (ingest/telegram-repeats.ts); 0: off. */
+  TELEGRAM_REPEAT_WINDOW_MS: Type.Integer({ minimum: 0, default: 600_000 }),
   /** MQTT ingest: lease of one subscription's connection; a dead owner is replaced after it. */
   MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
@@ -58,6 +60,7 @@ const numeric = new Set([
   'MAX_BODY_BYTES',
   'MAX_BATCH_ITEMS',
   'WEBHOOK_MAPPING_BUDGET_MS',
+  'TELEGRAM_REPEAT_WINDOW_MS',
   'MQTT_LEASE_S',
 ])
 

@@ -12,6 +12,7 @@ export const S = {
   ELL_CC: 10,
   ELL_ACC: 11,
   ELL_SN: 12,
+  FRAME_END: 13,
   ID: 15,
   ID_M: 16,
   VER: 17,

@@ -21,6 +21,8 @@ export type TelegramOutcome =
       rawPayload: string
       /** `{ link, records }`; from the pool parsed lazily out of rawPayload on read. */
       records: unknown
+      /** fingerprintOf: access number and application bytes, for repeats heard by several gateways. */
+      fingerprint: number
     }
   | { status: 'rejected_unconfigured'; reason: string }
   | { status: 'rejected_undecodable'; reason: string }
@@ -431,6 +433,21 @@ export function reasonOf(core: DecoderCore, fallback: number): string {
   return REASONS[r || fallback] ?? 'undecodable'
 }
 
+/**
+ * FNV-1a (32 bits) of the telegram's bytes after the link header (from the first CI to the
+ * end the L-field gives, block CRCs stripped, decrypted): the access number and the
+ * application bytes. Gateways that hear one radio telegram hand over these bytes alike,
+ * whatever CRCs or trailing bytes they add (ingest: repeats within a window are duplicates).
+ */
+export function fingerprintOf(core: DecoderCore): number {
+  const { CTRL, F } = core
+  const start = CTRL[S.FRAME] === 2 ? 6 : 10
+  const end = Math.min(CTRL[S.FRAME_END]!, F.length)
+  let h = 0x811c9dc5
+  for (let i = start; i < end; i++) h = Math.imul(h ^ F[i]!, 0x01000193)
+  return h >>> 0
+}
+
 /** Builds the full outcome after runTelegram (`hex`: the telegram as sent, for rawPayload). */
 export function outcomeOf(core: DecoderCore, code: number, hex = ''): TelegramOutcome {
   if (code === RC.OK) {
@@ -446,6 +463,7 @@ export function outcomeOf(core: DecoderCore, code: number, hex = ''): TelegramOu
       statuses,
       rawPayload: JSON.stringify({ telegram: hex, decoded: records }),
       records,
+      fingerprint: fingerprintOf(core),
     }
   }
   if (code === RC.INVALID) return { status: 'invalid', reason: reasonOf(core, E.NOT_DECODED) }

@@ -1,7 +1,7 @@
 // Compact worker -> main thread result format: one transferable ArrayBuffer per
 // batch. Per telegram (8-byte aligned): Int32 header [code, reason, jsonLen, unit],
 // then for decoded telegrams Int32 [st, errFlags, hasId, id or wired address],
-// Float64 value, and the stored raw payload as UTF-8 JSON text
+// Float64 value, Int32 telegram fingerprint (+ 4 padding), and the stored raw payload as UTF-8 JSON text
 // (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`, padded to 8),
 // built in the worker. The main thread only slices that text into a string: it
 // never builds record objects (`records` is parsed out of the text on read).
@@ -11,6 +11,7 @@ import type { DecoderCore } from './core.js'
 import { RC, REASONS, E, S } from './layout.js'
 import {
   decodedJson,
+  fingerprintOf,
   printedId,
   selectedValue,
   statusFlags,
@@ -28,7 +29,7 @@ const pad8 = (n: number) => (n + 7) & ~7
 const UNITS = [null, 'kwh', 'm3'] as const
 const PRE = Buffer.from('{"telegram":"', 'latin1')
 const MID = Buffer.from('","decoded":', 'latin1')
-const OK_HEAD = 16 + 16 + 8
+const OK_HEAD = 16 + 16 + 8 + 8 // + Int32 fingerprint, padding
 
 /**
  * A compact-frame format the worker learnt from a full frame (`format`: the table entry
@@ -103,6 +104,7 @@ export class ResultWriter {
     this.i32[h + 6] = CTRL[S.HAS_ID]!
     this.i32[h + 7] = CTRL[S.HAS_ID] ? CTRL[S.ID]! : CTRL[S.WIRED_ADDR]!
     this.f64[(this.pos + 32) >> 3] = value
+    this.i32[h + 10] = fingerprintOf(core)
     let p = this.pos + OK_HEAD
     const start = p
     this.u8.set(PRE, p)
@@ -145,6 +147,7 @@ class DecodedTelegram {
     readonly rawFlags: string[],
     readonly statuses: string[],
     readonly rawPayload: string,
+    readonly fingerprint: number,
   ) {}
 
   get records(): unknown {
@@ -190,6 +193,7 @@ export function readBatch(
       rawFlags,
       statuses,
       b.toString('utf8', start, start + jsonLen),
+      i32[h + 10]! >>> 0,
     )
     pos = start + pad8(jsonLen)
   }

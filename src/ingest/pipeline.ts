@@ -24,6 +24,8 @@ export interface PipelineDeps {
   actors: ActorRegistry
   now: () => number
   maxItems: number
+  /** Window in which a repeat of one wM-Bus telegram is a duplicate (0: off). */
+  telegramRepeatWindowMs?: number
   /** Called once per delivery with its outcome (events, metrics). */
   onOutcome?: (ws: number, source: IngestRequest['source'], outcome: IngestOutcome) => void
 }
@@ -110,7 +112,9 @@ export class IngestPipeline implements Ingest {
         recorded_at: a.item.recordedAtText,
       }
       if (a.rejection) {
-        rejected++
+        // a repeat of a telegram already heard (telegram-repeats.ts) counts as a duplicate
+        if (a.rejection.status === 'duplicate') duplicates++
+        else rejected++
         const r: ItemResult = { ...base, status: a.rejection.status }
         if (a.rejection.reason) r.reason = a.rejection.reason
         results.push(r)

@@ -15,6 +15,8 @@ import type { Profile, ProfileRepo } from '../store/profiles.js'
 import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload } from './schema.js'
 import { parseIsoTimestamp } from './timestamps.js'
 import type { ItemStatus, Kind } from './types.js'
+import type { Coord } from '../coord/coord.js'
+import { findRepeats } from './telegram-repeats.js'
 import { isUnit, type Unit } from './units.js'
 
 /** Five minutes of clock skew are tolerated for device time. */
@@ -63,6 +65,9 @@ export interface PrepareDeps {
   meters: MeterRepo
   profiles: ProfileRepo
   decoder: DecoderPool | null
+  /** Repeats of one telegram heard by several gateways (ingest/telegram-repeats.ts). */
+  coord?: Coord
+  telegramRepeatWindowMs?: number
   now: () => number
   maxItems: number
 }
@@ -328,7 +333,7 @@ export async function prepareBatch(
 
   if (Object.keys(errors).length === 0) await decodeFrames(deps, prepared, prefix, errors)
   if (Object.keys(errors).length) throw validationError(errors)
-  if (deps.decoder) await decodeTelegrams(deps.decoder, ws, prepared)
+  if (deps.decoder) await decodeTelegrams(deps, deps.decoder, ws, prepared)
   else
     for (const it of prepared)
       if (it.telegram)
@@ -387,8 +392,12 @@ async function decodeFrames(
   }
 }
 
-/** Telegrams, with the AES key of meters that exist already (new meters have none). */
+/**
+ * Telegrams, with the AES key of meters that exist already (new meters have none); then
+ * repeats of one telegram heard by several gateways become `duplicate`.
+ */
 async function decodeTelegrams(
+  deps: PrepareDeps,
   decoder: DecoderPool,
   ws: number,
   prepared: PreparedItem[],
@@ -410,5 +419,29 @@ async function decodeTelegrams(
       // inspectTelegram passed, so the frame is well formed; the decoder found more.
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }
     } else it.rejection = { status: o.status, reason: o.reason }
+  })
+  if (!deps.coord || !deps.telegramRepeatWindowMs) return
+  const heard = jobs.flatMap((it, j) => {
+    const o = outcomes[j]!
+    // the meter the reading goes to: a supplied meter name, else the link-layer identifier
+    return o.status === 'ok' ? [{ it, identifier: it.identifier, fingerprint: o.fingerprint }] : []
+  })
+  const repeats = await findRepeats(
+    deps.coord,
+    deps.telegramRepeatWindowMs,
+    heard.map((h) => ({
+      ws,
+      identifier: h.identifier,
+      fingerprint: h.fingerprint,
+      recordedAt: h.it.recordedAt,
+    })),
+  )
+  repeats.forEach((first, i) => {
+    if (first === null) return
+    const at = first >= 0 ? ` at ${new Date(first).toISOString()}` : ''
+    heard[i]!.it.rejection = {
+      status: 'duplicate',
+      reason: `repeat of the same telegram (access number and application bytes) reported${at}`,
+    }
   })
 }

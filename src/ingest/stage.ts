@@ -36,6 +36,7 @@ export async function buildIngestStage(
     actors,
     now: () => s.clock.now(),
     maxItems: s.config.MAX_BATCH_ITEMS,
+    telegramRepeatWindowMs: s.config.TELEGRAM_REPEAT_WINDOW_MS,
     onOutcome: (ws, source, outcome) => {
       // reading.rejected: once per delivery, never per reading (webhooks and imports
       // summarise their whole delivery themselves).

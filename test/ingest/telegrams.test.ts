@@ -157,3 +157,45 @@ t.test('binary frame profile: decoded into {value, status}, hex and base64', asy
     t.same([...st.statuses].sort(), id === 'bh' ? ['leak', 'low_battery'] : ['error'])
   }
 })
+
+t.test('one telegram heard by several gateways: the repeats are duplicates', async (t) => {
+  const v = visible.find((x: any) => x.driver === 'amiplus' && x.register)
+  // gateway A as sent, gateway B 20 s later with a CRC after the frame, C with an RSSI byte
+  const crc = 'ABCD'
+  const first = await report([tg(v.telegram, 50)])
+  t.equal(first.status, 201, first.text)
+  t.equal(first.body.results?.[0]?.status, 'created', first.text)
+  const later = await report([
+    {
+      ...tg(v.telegram + crc, 50),
+      recorded_at: new Date(Date.parse(at(50)) + 20_000).toISOString(),
+    },
+    {
+      ...tg(v.telegram + 'C3', 50),
+      recorded_at: new Date(Date.parse(at(50)) + 40_000).toISOString(),
+    },
+  ])
+  t.equal(later.status, 200, 'nothing new')
+  t.same(
+    later.body.results.map((r: any) => r.status),
+    ['duplicate', 'duplicate'],
+  )
+  t.match(later.body.results[0].reason, /repeat of the same telegram/)
+  t.equal(later.body.duplicates, 2)
+  t.equal(later.body.rejected, 0)
+  // a retry of the first (same recorded_at) is the spec's duplicate, not a repeat
+  const retry = await report([tg(v.telegram, 50)])
+  t.equal(retry.body.results[0].status, 'duplicate')
+  t.notOk(retry.body.results[0].reason)
+  // another access number is another telegram
+  const b = Buffer.from(v.telegram, 'hex')
+  const tpl = 10 // CI 7A/72: ACC right after the CI (short) or after the 8-byte address (long)
+  b[b[tpl] === 0x72 ? tpl + 9 : tpl + 1] ^= 0x01
+  const other = await report([tg(b.toString('hex'), 51)])
+  t.equal(other.body.results[0].status, 'created', other.text)
+  const m = (await s.app.services.meters.byIdentifier(workspaceId, v.id))!
+  const [row] = await s.app.services.store.sql.query<any>(
+    `SELECT count() AS n FROM readings FINAL WHERE meter_id = ${m.id}`,
+  )
+  t.equal(Number(row.n), 2, 'two readings stored: the first telegram and the other one')
+})
