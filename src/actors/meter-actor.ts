@@ -43,6 +43,13 @@ export interface ActorReading {
 
 export type ActorVerdict = 'created' | 'duplicate'
 
+interface JoinedRequest {
+  meter: Meter
+  readings: ActorReading[]
+  resolve: (v: Map<number, ActorVerdict>) => void
+  reject: (e: unknown) => void
+}
+
 export interface ActorEnv {
   /** How much a window keeps (WINDOW_SPAN_MS, WINDOW_MAX; tests shrink it to reach the store). */
   window?: { spanMs: number; maxPerKind: number }
@@ -133,18 +140,68 @@ export class MeterActor {
   }
 
   /** Handles one request's readings of this meter; resolves after they are stored. */
+  /**
+   * Handles one request's readings of this meter; resolves after they are stored. Requests
+   * that arrive while a turn runs wait for it, then go together as ONE turn (one write):
+   * overlapping requests on the same meters cost one turn and one INSERT per round, not
+   * one per request. They succeed or fail together; the first of them to carry a reading
+   * gets `created`, the others `duplicate` (as one after the other would).
+   */
   handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
-    return this.mailbox.post(async () => {
-      if (this.env.stopping) throw apiError('Unavailable', 'Shutting down; retry the request.')
-      const locks = this.env.locks
-      if (!locks) return this.turn(meter, readings)
-      const r = await locks.withLock(meter.id, this.seen, (changed) => {
-        if (changed) this.timeline = null
-        return this.turn(meter, readings)
-      })
-      this.seen = r.seen
-      return r.result
+    return new Promise((resolve, reject) => {
+      const entry = { meter, readings, resolve, reject }
+      if (this.waiting) {
+        this.waiting.push(entry)
+        return
+      }
+      const group = (this.waiting = [entry])
+      this.mailbox
+        .post(() => {
+          if (this.waiting === group) this.waiting = null
+          return this.joinedTurn(group)
+        })
+        .catch(() => {}) // each entry was rejected itself
     })
+  }
+
+  /** Requests waiting for the next turn, which they will share. */
+  private waiting: JoinedRequest[] | null = null
+
+  private async joinedTurn(group: JoinedRequest[]): Promise<void> {
+    try {
+      if (this.env.stopping) throw apiError('Unavailable', 'Shutting down; retry the request.')
+      // The newest meter settings; refs renumbered across requests and mapped back.
+      const meter = group[group.length - 1]!.meter
+      let readings: ActorReading[]
+      if (group.length === 1) readings = group[0]!.readings
+      else {
+        readings = []
+        for (const [g, e] of group.entries())
+          for (const r of e.readings) readings.push({ ...r, ref: r.ref * group.length + g })
+      }
+      const verdicts = await this.lockedTurn(meter, readings)
+      if (group.length === 1) return group[0]!.resolve(verdicts)
+      const split = group.map(() => new Map<number, ActorVerdict>())
+      for (const [ref, v] of verdicts)
+        split[ref % group.length]!.set(Math.floor(ref / group.length), v)
+      group.forEach((e, g) => e.resolve(split[g]!))
+    } catch (err) {
+      for (const e of group) e.reject(err)
+    }
+  }
+
+  private async lockedTurn(
+    meter: Meter,
+    readings: ActorReading[],
+  ): Promise<Map<number, ActorVerdict>> {
+    const locks = this.env.locks
+    if (!locks) return this.turn(meter, readings)
+    const r = await locks.withLock(meter.id, this.seen, (changed) => {
+      if (changed) this.timeline = null
+      return this.turn(meter, readings)
+    })
+    this.seen = r.seen
+    return r.result
   }
 
   private context(exchanges: MeterHistory['exchanges']): MeterQualityContext {
@@ -216,7 +273,10 @@ export class MeterActor {
     const verdicts = new Map<number, ActorVerdict>()
     const sorted =
       readings.length > 1
-        ? [...readings].sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
+        ? [...readings].sort(
+            (a, b) =>
+              a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0),
+          )
         : readings
 
     // Duplicates: same identity twice in this request (adjacent once sorted), in the
@@ -326,7 +386,8 @@ export class MeterActor {
           flags,
           rawJson: JSON.stringify(old.raw_payload),
           ingestedAt: old.ingested_at,
-          version: this.env.store.version(),
+          // Above the stored row's version, whichever instance's clock wrote it (HLC).
+          version: this.env.store.versionAfter(old.version),
         })
       }
 
