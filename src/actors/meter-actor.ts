@@ -387,7 +387,7 @@ export class MeterActor {
           rawJson: JSON.stringify(old.raw_payload),
           ingestedAt: old.ingested_at,
           // Above the stored row's version, whichever instance's clock wrote it (HLC).
-          version: this.env.store.version(),
+          version: this.env.store.versionAfter(old.version),
         })
       }
 

@@ -24,6 +24,12 @@ export interface Coord {
   nextId(sequence: string, floor: () => Promise<number>): Promise<number>
   /** Reserves `count` consecutive ids of a sequence in one step; returns the first. */
   nextIds(sequence: string, count: number, floor: () => Promise<number>): Promise<number>
+  /**
+   * A shared hybrid logical clock: a value above every value this clock `name` returned to
+   * any instance, and above `candidate` (the caller's own clock). Row versions come from it,
+   * so a later update wins even when instances' wall clocks disagree.
+   */
+  hlc(name: string, candidate: number): Promise<number>
   /** Acquires or renews a lease; true when `owner` holds it for the next `ttlMs`. */
   lease(name: string, owner: string, ttlMs: number): Promise<boolean>
   release(name: string, owner: string): Promise<void>

@@ -59,6 +59,12 @@ export class MemoryCoord implements Coord {
     return next
   }
 
+  async hlc(name: string, candidate: number): Promise<number> {
+    const next = Math.max((this.sequences.get(`hlc:${name}`) ?? 0) + 1, candidate)
+    this.sequences.set(`hlc:${name}`, next)
+    return next
+  }
+
   async nextIds(sequence: string, count: number, floor: () => Promise<number>): Promise<number> {
     const current = this.sequences.get(sequence) ?? (await floor())
     const first = Math.max(this.sequences.get(sequence) ?? 0, current) + 1

@@ -152,6 +152,11 @@ export class RedisCoord implements Coord {
     })
   }
 
+  hlc(name: string, candidate: number): Promise<number> {
+    // NEXT_ID with a floor: max(current, candidate) + 1, in one atomic step.
+    return this.run(async () => Number(await this.redis.mfNextId(`hlc:${name}`, candidate)))
+  }
+
   nextIds(sequence: string, count: number, floor: () => Promise<number>): Promise<number> {
     return this.run(async () => {
       let last = Number(await this.redis.mfNextId(`seq:${sequence}`, -1, count))

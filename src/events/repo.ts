@@ -107,7 +107,7 @@ export class EventRepo {
         ...sub,
         enabled: sub.enabled ? 1 : 0,
         created_at: chTime(sub.created_at),
-        version: this.store.version(),
+        version: await this.store.sharedVersion(),
       }),
     )
   }
@@ -134,7 +134,7 @@ export class EventRepo {
     if (ds.length === 0) return
     let rows = ''
     for (const d of ds) {
-      d.version = this.store.version()
+      d.version = await this.store.sharedVersion()
       rows +=
         JSON.stringify({
           ...d,

@@ -55,7 +55,7 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
     exchanges,
   })
   const changed: string[] = []
-  const version = s.store.version()
+  const version = await s.store.sharedVersion()
   rows.forEach((r, i) => {
     const c = canonical[i]!
     const f = flags[i]!

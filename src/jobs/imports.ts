@@ -57,7 +57,7 @@ export class ImportRunner {
         ...r,
         created_at: chTime(Date.parse(r.created_at)),
         finished_at: r.finished_at ? chTime(Date.parse(r.finished_at)) : null,
-        version: this.s.store.version(),
+        version: await this.s.store.sharedVersion(),
       }),
     )
   }

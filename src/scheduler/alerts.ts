@@ -51,7 +51,7 @@ export class AlertRepo {
         params: JSON.stringify(params),
         created_at: chTime(this.s.clock.now()),
         deleted: 0,
-        version: this.s.store.version(),
+        version: await this.s.store.sharedVersion(),
       }),
     )
     return rule
@@ -108,7 +108,7 @@ export class AlertRepo {
         ...a,
         opened_at: chTime(Date.parse(a.opened_at)),
         resolved_at: a.resolved_at ? chTime(Date.parse(a.resolved_at)) : null,
-        version: this.s.store.version(),
+        version: await this.s.store.sharedVersion(),
       }),
     )
   }
@@ -135,7 +135,7 @@ export class AlertRepo {
         meter_id: a.meter_id,
         alert_id: a.id ?? 0,
         waiting: waiting ? 1 : 0,
-        version: this.s.store.version(),
+        version: await this.s.store.sharedVersion(),
       }),
     )
   }

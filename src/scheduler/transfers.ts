@@ -83,7 +83,7 @@ export class TransferRepo {
         last_run_at: t.last_run_at ? chTime(Date.parse(t.last_run_at)) : null,
         created_at: chTime(Date.parse(t.created_at)),
         deleted: deleted ? 1 : 0,
-        version: this.s.store.version(),
+        version: await this.s.store.sharedVersion(),
       }),
     )
   }

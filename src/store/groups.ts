@@ -52,7 +52,7 @@ export class GroupRepo {
   /** Stores new versions of several groups in one insert (a move rewrites a subtree). */
   async save(groups: MeterGroup[]): Promise<void> {
     if (!groups.length) return
-    const v = this.store.version()
+    const v = await this.store.sharedVersion()
     await this.sql.insertJsonEachRow(
       'meter_groups',
       groups.map((g) => JSON.stringify({ ...g, deleted: 0, version: v })).join('\n'),
@@ -62,7 +62,7 @@ export class GroupRepo {
   async delete(g: MeterGroup): Promise<void> {
     await this.sql.insertJsonEachRow(
       'meter_groups',
-      JSON.stringify({ ...g, deleted: 1, version: this.store.version() }),
+      JSON.stringify({ ...g, deleted: 1, version: await this.store.sharedVersion() }),
     )
   }
 }

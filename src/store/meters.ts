@@ -310,12 +310,13 @@ export class MeterRepo {
       const allowed = Math.max(0, Math.min(a.allowed, unknown.length))
       if (allowed > 0) {
         const first = await this.store.nextIds('meters', allowed)
+        const version = await this.store.sharedVersion()
         const created_at = new Date().toISOString()
         let body = ''
         for (let i = 0; i < allowed; i++) {
           const m: Meter = { ...unknown[i]!, id: first + i, workspace_id: ws, created_at }
           fresh.set(m.meter_identifier, m)
-          body += JSON.stringify(toRow(m, this.store.version())) + '\n'
+          body += JSON.stringify(toRow(m, version)) + '\n'
         }
         await this.sql.insertJsonEachRow('meters', body)
         for (const m of fresh.values()) {
@@ -336,7 +337,8 @@ export class MeterRepo {
 
   /** Stores a new version of the meter and updates every instance's index. */
   async save(m: Meter): Promise<void> {
-    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, this.store.version())))
+    const version = await this.store.sharedVersion()
+    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, version)))
     const idx = await this.index(m.workspace_id)
     const old = idx.byId.get(m.id)
     if (old && old.meter_identifier !== m.meter_identifier)
@@ -347,7 +349,8 @@ export class MeterRepo {
   }
 
   async delete(m: Meter): Promise<void> {
-    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, this.store.version(), 1)))
+    const version = await this.store.sharedVersion()
+    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, version, 1)))
     const idx = await this.index(m.workspace_id)
     idx.byId.delete(m.id)
     idx.byIdentifier.delete(m.meter_identifier)

@@ -67,7 +67,7 @@ export class MqttSubscriptionRepo {
   }
 
   async save(sub: Omit<MqttSubscription, 'version'>, deleted = false): Promise<MqttSubscription> {
-    const version = this.store.version()
+    const version = await this.store.sharedVersion()
     await this.store.sql.insertJsonEachRow(
       'mqtt_subscriptions',
       JSON.stringify({

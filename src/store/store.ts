@@ -87,6 +87,25 @@ export class Store {
     })
   }
 
+  /**
+   * Row version of a mutable row (meters, tenants, subscriptions, alerts, ...): from the
+   * coordination store's hybrid logical clock (max(last issued + 1, this clock in µs)), so
+   * every instance's later update gets a higher version whatever their wall clocks say.
+   * Costs one coordination call; the ingest hot path does not use it.
+   */
+  async sharedVersion(): Promise<number> {
+    const v = await this.coord.hlc('row-version', Math.max(Date.now() * 1000, this.lastVersion + 1))
+    this.lastVersion = Math.max(this.lastVersion, v)
+    return v
+  }
+
+  /** Version of a new state of a stored row: above the stored one (HLC over the row). */
+  versionAfter(stored: number | string): number {
+    const v = Math.max(this.version(), Number(stored) + 1)
+    this.lastVersion = Math.max(this.lastVersion, v)
+    return v
+  }
+
   /** Monotonic row version for ReplacingMergeTree (µs since epoch, never repeating here). */
   version(): number {
     const v = Math.max(Date.now() * 1000, this.lastVersion + 1)

@@ -78,7 +78,7 @@ export class TenantRepo {
   private async put(table: string, row: Record<string, unknown>): Promise<void> {
     await this.sql.insertJsonEachRow(
       table,
-      JSON.stringify({ ...row, version: this.store.version() }),
+      JSON.stringify({ ...row, version: await this.store.sharedVersion() }),
     )
   }
 

@@ -74,7 +74,7 @@ export class WebhookRepo {
   }
 
   async save(ep: Omit<WebhookEndpoint, 'version'>): Promise<WebhookEndpoint> {
-    const version = this.store.version()
+    const version = await this.store.sharedVersion()
     await this.store.sql.insertJsonEachRow(
       'webhook_endpoints',
       JSON.stringify({

@@ -57,7 +57,7 @@ if (!redisAvailable()) {
     // Instance B removes the meter while the app's subscriber is disconnected.
     const b = new MeterRepo(s.app.services.store, coordB)
     const m = (await b.byIdentifier(ws, 'm1'))!
-    await admin.client('KILL', 'TYPE', 'pubsub')
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
     await b.save({ ...m, lifecycle_state: 'removed' })
     await sleep(CACHE_CHECK_MS + 300)
 
