@@ -12,6 +12,7 @@ import { registerTransferAdmin } from './transfers.js'
 import { registerJobAdmin } from './jobs.js'
 import { registerPresetAdmin } from './presets.js'
 import { registerMqttAdmin } from './mqtt.js'
+import { registerSqlAccessAdmin } from './sql-access.js'
 import { registerDecodeAdmin } from './decode.js'
 
 /** Every /admin/v1 route group. */
@@ -28,5 +29,6 @@ export function registerAdmin(router: Router, s: Services): void {
   registerEventAdmin(router, s)
   registerPresetAdmin(router, s)
   registerMqttAdmin(router, s)
+  registerSqlAccessAdmin(router, s)
   registerDecodeAdmin(router, s)
 }

@@ -278,6 +278,12 @@ export const ROUTES: Record<string, RouteDoc> = {
     summary: 'Delete an MQTT subscription (the persistent session stays on the broker)',
     auth: 'admin',
   },
+  'GET /admin/v1/workspaces/{ws}/sql-access': {
+    summary:
+      'SQL creating a read-only ClickHouse user limited to the workspace by a row policy (not executed; docs/data-teams.md)',
+    auth: 'admin',
+    query: [{ name: 'user', schema: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' }) }],
+  },
   'GET /admin/v1/mapping-presets': {
     summary: 'Mapping presets usable by name ({preset}) with their mapping and a sample message',
     auth: 'admin',
