@@ -83,6 +83,8 @@ export class MqttManager {
         cur.touch()
         continue
       }
+      // Filters dropped by an edit stay in the broker's persistent session unless unsubscribed.
+      const dropped = cur ? cur.sub.topics.filter((t) => !s.topics.includes(t)) : []
       if (cur) {
         this.running.delete(s.id)
         await cur.stop()
@@ -95,7 +97,7 @@ export class MqttManager {
         this.log.error({ err, mqtt: s.id }, 'mqtt subscription mapping does not compile')
         continue
       }
-      const next = new MqttSubscriber(s, mapping, this.owner, this.deps)
+      const next = new MqttSubscriber(s, mapping, this.owner, this.deps, dropped)
       this.running.set(s.id, next)
       await next.start()
     }

@@ -39,6 +39,8 @@ export class MqttSubscriber {
     private readonly mapping: CompiledMapping,
     private readonly owner: string,
     private readonly deps: SubscriberDeps,
+    /** Filters of the previous version of this subscription, unsubscribed on connect. */
+    private readonly dropped: string[] = [],
   ) {}
 
   async start(): Promise<void> {
@@ -102,6 +104,7 @@ export class MqttSubscriber {
     this.client = c
     c.on('connect', () => {
       this.attempt = 0
+      if (this.dropped.length) c.unsubscribe(this.dropped)
       // Subscribing again on a present session is harmless and picks up changed filters.
       c.subscribe(s.topics, { qos: s.qos }, (err, granted) => {
         const refused = granted?.filter((g) => g.qos === 128).map((g) => g.topic) ?? []

@@ -135,6 +135,30 @@ if (!mosquittoAvailable()) {
     t.match(metrics.text, /meterflow_mqtt_messages_total\{outcome="duplicate"\} 1/)
     t.match(metrics.text, /meterflow_mqtt_subscriptions\{state="connected"\} 1/)
 
+    // New topic filters: the dropped one is unsubscribed from the persistent session.
+    const before = (await status(sub.id)).status.connected_at
+    await srv.admin('PATCH', `/mqtt-subscriptions/${sub.id}`, { topics: ['meters/#'] })
+    await until('reconnected', async () => {
+      const s = (await status(sub.id)).status
+      return s.connected && s.connected_at !== before
+    })
+    await publish('wmbusmeters/a', msg('m1', 2, 30)) // no longer subscribed
+    await publish('meters/a', msg('m1', 2.25, 45))
+    const values = async () =>
+      (
+        await srv.call(
+          'GET',
+          '/api/v1/readings?from=2025-02-28T00:00:00Z&to=2025-03-01T00:00:00Z',
+          { token },
+        )
+      ).body.data.map((x: any) => x.value)
+    const seen = await until('the message on the new filter', async () => {
+      const v = await values()
+      return v.includes(2.25) && v
+    })
+    // One connection delivers in order: the dropped topic's message would have come first.
+    t.notOk(seen.includes(2), 'nothing arrives on the dropped filter')
+
     // Disabled: the connection closes and publishing stores nothing more.
     await srv.admin('PATCH', `/mqtt-subscriptions/${sub.id}`, { enabled: false })
     await until('disconnected', async () => !(await status(sub.id)).status.connected)
