@@ -7,7 +7,7 @@
 // server's own uplink id (ChirpStack `deduplicationId`, TTS `correlation_ids`) cannot
 // become part of it. What the presets do instead is take recorded_at from the uplink
 // itself (never the clock), so a network server's retry of one uplink carries the same
-// triple and is answered `duplicate`; the uplink id stays in the stored raw payload.
+// triple and is answered `duplicate`. The uplink ids are not stored.
 import type { MappingDef } from '../webhooks/mapping.js'
 
 export interface MappingPreset {

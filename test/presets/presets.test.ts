@@ -193,3 +193,16 @@ t.test('GET /admin/v1/mapping-presets lists every preset with its sample', async
   )
   t.ok(r.data.every((p: any) => p.sample && p.mapping.fields.recorded_at))
 })
+
+t.test('docs/presets.md shows each preset with the sample and mapping the code has', async (t) => {
+  const doc = (await import('node:fs')).readFileSync(
+    new URL('../../docs/presets.md', import.meta.url),
+    'utf8',
+  )
+  for (const p of MAPPING_PRESETS) {
+    const section = doc.slice(doc.indexOf(`## \`${p.name}\``))
+    const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].slice(0, 2)
+    t.same(JSON.parse(blocks[0]![1]!), p.sample, `${p.name}: sample`)
+    t.same(JSON.parse(blocks[1]![1]!), p.mapping, `${p.name}: mapping`)
+  }
+})
