@@ -4,7 +4,8 @@
 // failure (storage or coordination down) is not, so the broker delivers it again.
 import { ApiError } from '../errors.js'
 import type { Ingest } from '../ingest/types.js'
-import { mapFields, mapItems, missingField, type CompiledMapping } from '../webhooks/mapping.js'
+import { mapDelivery, type DeliveryLimits } from '../webhooks/map-delivery.js'
+import { missingField, type CompiledMapping } from '../webhooks/mapping.js'
 
 export interface MessageOutcome {
   ack: boolean
@@ -33,13 +34,14 @@ export async function handleMessage(
   workspaceId: number,
   mapping: CompiledMapping,
   payload: Buffer,
+  /** As for a webhook delivery: item cap and mapping time budget (webhooks/map-delivery.ts). */
+  limits: DeliveryLimits,
 ): Promise<MessageOutcome> {
   const out: MessageOutcome = { ack: true, created: 0, duplicates: 0, rejected: 0, unmappable: 0 }
   const body = messageBody(payload)
   const toIngest: Record<string, unknown>[] = []
   try {
-    for (const item of await mapItems(mapping, body)) {
-      const mapped = await mapFields(mapping, item, body)
+    for (const mapped of await mapDelivery(mapping, body, limits)) {
       const miss = missingField(mapped)
       if (miss) {
         out.unmappable++
@@ -47,7 +49,8 @@ export async function handleMessage(
       } else toIngest.push(mapped)
     }
   } catch (err) {
-    // The mapping does not fit the message at all: the whole message is unmappable.
+    // The mapping does not fit the message at all (or it is over the item cap or the
+    // mapping budget): the whole message is unmappable; redelivery would not change that.
     out.unmappable++
     out.unmappableReason = describe(err)
     out.error = out.unmappableReason

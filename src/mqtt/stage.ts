@@ -42,6 +42,10 @@ export function buildMqttStage(s: Services): Stage {
             status,
             log: s.log,
             now: () => s.clock.now(),
+            limits: {
+              maxItems: s.config.MAX_BATCH_ITEMS,
+              budgetMs: s.config.WEBHOOK_MAPPING_BUDGET_MS,
+            },
             onOutcome: (o) => {
               const outcome = !o.ack
                 ? 'failed'

@@ -8,6 +8,7 @@ import mqtt, { type MqttClient } from 'mqtt'
 import type { Logger } from 'pino'
 import type { Ingest } from '../ingest/types.js'
 import type { MqttSubscription } from '../store/mqtt-subscriptions.js'
+import type { DeliveryLimits } from '../webhooks/map-delivery.js'
 import type { CompiledMapping } from '../webhooks/mapping.js'
 import { handleMessage, type MessageOutcome } from './handle-message.js'
 import type { MqttStatus, MqttStatusStore } from './status.js'
@@ -17,6 +18,7 @@ export interface SubscriberDeps {
   status: MqttStatusStore
   log: Logger
   now: () => number
+  limits: DeliveryLimits
   /** Called per message (metrics). */
   onOutcome?: (o: MessageOutcome) => void
 }
@@ -133,7 +135,13 @@ export class MqttSubscriber {
 
   private enqueue(topic: string, payload: Buffer, acked: (ack: boolean) => void): void {
     this.work = this.work.then(async () => {
-      const o = await handleMessage(this.deps.ingest, this.sub.workspace_id, this.mapping, payload)
+      const o = await handleMessage(
+        this.deps.ingest,
+        this.sub.workspace_id,
+        this.mapping,
+        payload,
+        this.deps.limits,
+      )
       this.account(topic, o)
       acked(o.ack)
     })

@@ -14,7 +14,7 @@ if (!mosquittoAvailable()) {
 } else {
   const broker = await startMosquitto()
   t.teardown(() => broker.stop())
-  const srv = await startTestServer({ MQTT_LEASE_S: '2' })
+  const srv = await startTestServer({ MQTT_LEASE_S: '2', MAX_BATCH_ITEMS: '5' })
   t.teardown(() => srv.close())
   const { workspaceId: ws, token } = await srv.tenant()
 
@@ -192,4 +192,30 @@ if (!mosquittoAvailable()) {
     t.ok(again.reconnects >= 1, 'retries with backoff')
     await srv.admin('DELETE', `/mqtt-subscriptions/${r.body.data.id}`)
   })
+
+  t.test(
+    'a batch message: stored together; over MAX_BATCH_ITEMS it is refused whole',
+    async (t) => {
+      const r = await create({
+        broker_url: broker.url,
+        username: broker.username,
+        password: broker.password,
+        topics: ['batch/#'],
+        preset: 'wmbusmeters-json',
+      })
+      const id = r.body.data.id
+      await until('connected', async () => (await status(id)).status.connected)
+      const item = (n: number) => ({ id: `b${n}`, total_kwh: n, timestamp: '2025-02-28T12:00:00Z' })
+      await publish('batch/x', [1, 2, 3].map(item))
+      await publish('batch/x', [1, 2, 3, 4, 5, 6].map(item))
+      const st = await until('two messages', async () => {
+        const s = (await status(id)).status
+        return s.counts.messages >= 2 && s
+      })
+      t.equal(st.counts.readings_created, 3)
+      t.equal(st.counts.unmappable, 1)
+      t.match(st.last_unmappable.reason, /6 items; at most 5/)
+      await srv.admin('DELETE', `/mqtt-subscriptions/${id}`)
+    },
+  )
 }
