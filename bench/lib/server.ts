@@ -79,6 +79,8 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
     DATA_DIR: dataDir,
     SCHEDULER: 'off',
     LOG_LEVEL: 'warn',
+    // the telegram scenarios send the same frames again as newer readings: not gateway repeats
+    TELEGRAM_REPEAT_WINDOW_MS: '0',
     BENCH_PROBE_FILE: probeFile,
     BENCH_GROUP_COMMIT_MODULE: pathToFileURL(
       fs.existsSync(gcModule) ? gcModule : path.join(ROOT, 'src/store/group-commit.ts'),
