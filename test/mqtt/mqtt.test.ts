@@ -218,4 +218,39 @@ if (!mosquittoAvailable()) {
       await srv.admin('DELETE', `/mqtt-subscriptions/${id}`)
     },
   )
+
+  t.test('a message whose storage failed is not acked and comes again', async (t) => {
+    const real = srv.app.services.ingest
+    let failures = 1
+    // Fault injection at the pipeline's door (the store stays real): the first call fails
+    // as a storage outage would.
+    srv.app.services.ingest = {
+      ingest(req) {
+        if (failures-- > 0) return Promise.reject(new Error('store unavailable (injected)'))
+        return real.ingest(req)
+      },
+    }
+    t.teardown(() => {
+      srv.app.services.ingest = real
+    })
+    const r = await create({
+      broker_url: broker.url,
+      username: broker.username,
+      password: broker.password,
+      topics: ['retry/#'],
+      preset: 'wmbusmeters-json',
+    })
+    const id = r.body.data.id
+    await until('connected', async () => (await status(id)).status.connected)
+    await publish('retry/x', { id: 'r1', total_m3: 4, timestamp: '2025-02-28T13:00:00Z' })
+    const st = await until('stored after redelivery', async () => {
+      const s = (await status(id)).status
+      return s.counts.readings_created >= 1 && s
+    })
+    t.equal(st.counts.failed, 1, 'the first attempt failed and was not acked')
+    t.equal(st.counts.messages, 2, 'the broker delivered it again')
+    t.ok(st.reconnects >= 1, 'by reconnecting')
+    t.match(st.last_error.message, /store unavailable|not stored/)
+    await srv.admin('DELETE', `/mqtt-subscriptions/${id}`)
+  })
 }
