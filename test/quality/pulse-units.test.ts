@@ -3,11 +3,12 @@
 // derived consumption read rollover_max in the same unit (the pulse unit when the meter has
 // no unit of its own).
 import t from 'tap'
+import { transferPayload } from '../../src/scheduler/transfers.js'
 import { startTestServer } from '../helpers/server.js'
 
 const s = await startTestServer()
 t.teardown(() => s.close())
-const { token } = await s.tenant()
+const { token, workspaceId: ws } = await s.tenant()
 const base = Date.now() - 6 * 3600_000
 const at = (min: number) => new Date(base + min * 60_000).toISOString()
 const report = (readings: unknown[]) =>
@@ -93,6 +94,26 @@ t.test('item 6: one unit rule for rollover_max on a pulse meter without a unit',
   t.ok(Math.abs(d.body.data[0].consumption - 0.02) < 1e-9, String(d.body.data[0].consumption))
   t.equal((await backfill(id)).data.readings_rewritten, 0, 'the backfill agrees with the actor')
   t.same((await rows(id))[1].quality_flags, ['rollover_wrap'])
+  // Daily transfers bridge the same wrap: the day holding the second reading gets 0.02 m³.
+  const DAY = 86_400_000
+  const dayAfter = Math.floor((base + 15 * 60_000) / DAY) * DAY + DAY
+  const payload = await transferPayload(
+    s.app.services,
+    {
+      id: 1,
+      workspace_id: ws,
+      url: 'http://127.0.0.1:9/',
+      cron: '0 2 * * *',
+      group_id: null,
+      last_run_at: null,
+      last_status: null,
+      created_at: new Date().toISOString(),
+    },
+    dayAfter + 3600_000,
+  )
+  const row = payload.meters.find((m: any) => m.meter_identifier === 'pulse-wrap')!
+  t.equal(row.unit, 'm3')
+  t.ok(Math.abs((row.consumption ?? NaN) - 0.02) < 1e-9, `transfer: ${JSON.stringify(row)}`)
 })
 
 t.test('item 6: exchange baselines on a pulse meter are in the pulse unit too', async (t) => {
