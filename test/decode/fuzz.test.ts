@@ -6,6 +6,7 @@ import { loadWasmCore } from '../../src/decode/core.js'
 import { decodeTelegramSync } from '../../src/decode/telegram.js'
 import { loadVectors } from './vectors.js'
 import { KNOWN_COMPACT_FORMATS, manufacturerCode } from '../../src/decode/known-formats.js'
+import { analyzeTelegram, formatAnalysis } from '../../src/decode/analyze.js'
 
 const SEED = 0x5eed1234
 const TOTAL = Number(process.env.DECODE_FUZZ_N ?? 200_000)
@@ -159,4 +160,23 @@ t.test('fuzz the core directly (traps would throw here)', async (t) => {
     }
   }
   t.equal(thrown, 0)
+})
+
+t.test('fuzz the analyzer (never throws, a failure always names its layer)', async (t) => {
+  const r = rng(SEED ^ 0xabcd)
+  const core = loadWasmCore()
+  let thrown = 0
+  let unnamed = 0
+  for (let i = 0; i < 5_000; i++) {
+    const j = gen(r)
+    try {
+      const a = analyzeTelegram(j.hex, j.key, core)
+      if (a.status !== 'ok' && !a.failed?.layer) unnamed++
+      formatAnalysis(a)
+    } catch {
+      thrown++
+    }
+  }
+  t.equal(thrown, 0)
+  t.equal(unnamed, 0)
 })
