@@ -36,7 +36,9 @@ export class ActorRegistry {
     else actor = new MeterActor(meter, this.env, fresh)
     this.actors.set(meter.id, actor) // Map order = recency of use
     if (this.actors.size > this.maxActors) this.evict()
-    else if (++this.handled % 1000 === 0) this.evictBeyondBudget()
+    // Summing every window costs a pass over all actors: once per maxActors turns (a
+    // pass per 1,000 was 12 % of the ingest thread when provisioning 20k meters).
+    else if (++this.handled % this.maxActors === 0) this.evictBeyondBudget()
     return actor.handle(meter, readings)
   }
 
