@@ -12,11 +12,11 @@ import {
   rateLimitCases,
 } from './foundation.rate-limit-cases.js'
 
-if (!redisAvailable()) {
+if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)
   t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
 } else {
-  const redis = await startRedis()
+  const redis = await startRedis({ own: true })
   const clock = new ManualClock()
   const s = await startTestServer({ REDIS_URL: redis.url }, { clock })
   t.teardown(async () => {

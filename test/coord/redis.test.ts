@@ -8,11 +8,11 @@ import { ApiError } from '../../src/errors.js'
 import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
 import { coordConformance } from './conformance.js'
 
-if (!redisAvailable()) {
+if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)
   t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
 } else {
-  const redis = await startRedis()
+  const redis = await startRedis({ own: true })
   t.teardown(() => redis.stop())
   const clock = new ManualClock()
   const prefix = `mftest:${process.pid}:`

@@ -7,8 +7,16 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
-export function redisAvailable(): boolean {
-  if (process.env.REDIS_URL) return true
+/**
+ * `own`: the test kills or empties its Redis (faults, lost keys), which a shared REDIS_URL
+ * cannot offer; it then needs the redis-server binary even when REDIS_URL is set.
+ */
+export interface RedisOptions {
+  own?: boolean
+}
+
+export function redisAvailable(opts: RedisOptions = {}): boolean {
+  if (process.env.REDIS_URL && !opts.own) return true
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
 }
 
@@ -39,8 +47,8 @@ export interface RedisHandle {
 
 let dbCounter = 0
 
-export async function startRedis(): Promise<RedisHandle> {
-  if (process.env.REDIS_URL) {
+export async function startRedis(opts: RedisOptions = {}): Promise<RedisHandle> {
+  if (process.env.REDIS_URL && !opts.own) {
     // A shared server: give each test file its own logical database.
     const u = new URL(process.env.REDIS_URL)
     const db = 1 + ((process.pid + dbCounter++) % 15)

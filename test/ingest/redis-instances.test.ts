@@ -14,12 +14,12 @@ import { TenantRepo } from '../../src/store/tenants.js'
 import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
 import { startTestServer } from '../helpers/server.js'
 
-if (!redisAvailable()) {
+if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)
   console.warn(REDIS_SKIP_NOTICE)
   t.plan(0, REDIS_SKIP_NOTICE)
 } else {
-  const redis = await startRedis()
+  const redis = await startRedis({ own: true })
   t.teardown(() => redis.stop())
   const s = await startTestServer({ REDIS_URL: redis.url })
   t.teardown(() => s.close())

@@ -15,11 +15,11 @@ const ADMIN = 'scale-admin-token-0123456789'
 const at = (min: number) => new Date(Date.UTC(2025, 0, 1, 0, min)).toISOString()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-if (!redisAvailable()) {
+if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)
   t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
 } else {
-  const redis = await startRedis()
+  const redis = await startRedis({ own: true })
   const ch = process.env.CLICKHOUSE_URL ? null : await startClickHouse()
   const database = `mf_scale_${crypto.randomBytes(4).toString('hex')}`
   const chUrl = new URL(process.env.CLICKHOUSE_URL ?? ch!.url)
