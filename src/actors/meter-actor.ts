@@ -371,7 +371,8 @@ export class MeterActor {
           restate.push({ kind: kind!, t: Number(t) })
         }
       }
-      for (const old of await this.env.history.rows(ws, meter.id, restate)) {
+      const stored = restate.length ? await this.env.history.rows(ws, meter.id, restate) : []
+      for (const old of stored) {
         const flags = changed.get(
           key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')),
         )

@@ -233,23 +233,20 @@ export class MeterTimeline {
     const arr = this.valid[kind]
     const i = lowerBound(arr, t)
     arr.splice(i, 0, { t, v: r.canonicalValue as number, r })
-    // Interval rates of this insert, memoised per kind: the rate family of up to
-    // RATE_WINDOW + 1 later readings is recomputed, each over RATE_WINDOW intervals that
-    // mostly overlap (a late reading cost ~25 × 25 rate computations without this).
-    const rates: Record<Kind, Map<number, number | null>> = {
-      consumption: new Map(),
-      saldo: new Map(),
-    }
+    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES))
+    // Interval rates for the neighbours below, memoised per kind (made on first use: an
+    // append has none): the rate family of up to RATE_WINDOW + 1 later readings is
+    // recomputed, each over RATE_WINDOW mostly shared intervals (~25 × 25 without this).
+    let rates: Record<Kind, Map<number, number | null>> | null = null
     const rateOf = (k: Kind) => {
       const a = this.valid[k]
-      const memo = rates[k]
+      const memo = (rates ??= { consumption: new Map(), saldo: new Map() })[k]
       return (j: number) => {
         let v = memo.get(j)
         if (v === undefined) memo.set(j, (v = intervalRate(a, k, j, this.ctx)))
         return v
       }
     }
-    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, rateOf(kind)))
 
     // Which families of which other readings can depend on the new reading.
     const affected = new Map<Entry, Set<Family>>()
@@ -293,7 +290,14 @@ export class MeterTimeline {
       const drop = new Set<QualityFlag>()
       for (const f of fams) for (const fl of FAMILY_FLAGS[f]) drop.add(fl)
       const kept = e.r.flags.filter((f) => !drop.has(f))
-      const fresh = familyFlags(view, ek, idx, this.ctx, fams, rateOf(ek))
+      const fresh = familyFlags(
+        view,
+        ek,
+        idx,
+        this.ctx,
+        fams,
+        fams.has('rate') ? rateOf(ek) : undefined,
+      )
       const nf = sortFlags([...kept, ...fresh])
       if (!sameFlags(nf, e.r.flags)) {
         e.r.flags = nf

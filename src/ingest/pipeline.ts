@@ -90,15 +90,16 @@ export class IngestPipeline implements Ingest {
     // once nothing of it is still being written (a turn that failed stored nothing; the
     // others may have — a retry then answers those as duplicates).
     const turns = await Promise.allSettled(
-      [...perMeter.values()].map(async ({ meter, fresh, readings }) => {
-        const verdicts = await d.actors.handle(meter, readings, fresh)
-        for (const [ref, v] of verdicts) {
-          const idx = owner[ref]!
-          // An item is created when any of its readings was stored.
-          if (v === 'created' || itemVerdicts[idx] === null) itemVerdicts[idx] = v
-        }
-      }),
+      Array.from(perMeter.values(), (g) => d.actors.handle(g.meter, g.readings, g.fresh)),
     )
+    for (const t of turns) {
+      if (t.status === 'rejected') continue
+      for (const [ref, v] of t.value) {
+        const idx = owner[ref]!
+        // An item is created when any of its readings was stored.
+        if (v === 'created' || itemVerdicts[idx] === null) itemVerdicts[idx] = v
+      }
+    }
     for (const t of turns) if (t.status === 'rejected') throw t.reason
 
     const results: ItemResult[] = []
