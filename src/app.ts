@@ -117,8 +117,13 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
         // Bounded: `docker stop` kills after 10 s. What is still running after the drain
         // deadline is answered 503 (never acknowledged), so nothing acknowledged is lost.
         await http.drain(DRAIN_MS)
+        // The stream stage (stopped first) answers its messages in flight within its own
+        // short deadline; only then are meter turns not yet started refused.
+        for (const st of [...stages].reverse()) {
+          await st.stop?.()
+          if (st === services.stream) services.actors?.stop()
+        }
         services.actors?.stop()
-        for (const st of [...stages].reverse()) await st.stop?.()
         await scheduler.stop()
         await store.close()
         await coord.close()

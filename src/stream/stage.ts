@@ -271,7 +271,9 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
       stopping = true
       if (stats.inFlight > 0)
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 30_000)
+          // Within the 10 s a supervisor grants a stop, after the HTTP drain: a message not
+          // answered by then gets no answer (it was never acknowledged; a retry is safe).
+          const timer = setTimeout(resolve, STREAM_DRAIN_MS)
           idle = () => {
             clearTimeout(timer)
             resolve()
@@ -281,3 +283,6 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
     },
   }
 }
+
+/** How long a stop waits for streamed messages in flight before closing with 1001. */
+const STREAM_DRAIN_MS = 2_000
