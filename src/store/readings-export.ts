@@ -2,6 +2,7 @@
 // the API's field names. Instants are ISO 8601 strings in UTC as in the JSON answer (CSV,
 // NDJSON) or Parquet timestamps (UTC-adjusted, milliseconds); local times are strings with
 // their offset, exactly as `recorded_at_local` in JSON.
+import type { DerivedRow } from '../query/derive.js'
 import type { AggregatePlan } from '../query/readings.js'
 import type { Params } from './sql.js'
 
@@ -122,16 +123,10 @@ export function aggregateExportQuery(
   }
 }
 
-export interface DerivedExportRow {
+/** A derived row as the JSON answer has it: instants as ISO strings, display fields added. */
+export type DerivedExportRow = Omit<DerivedRow, 'period_start' | 'period_end'> & {
   period_start: string
   period_end: string
-  consumption: number | null
-  unit: string | null
-  gap: boolean
-  rollover: boolean
-  exchange: boolean
-  unknown: boolean
-  interpolated: boolean
   display_consumption: number | null
   display_unit: string | null
   period_start_local?: string

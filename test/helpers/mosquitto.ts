@@ -77,3 +77,20 @@ export async function startMosquitto(): Promise<MosquittoHandle> {
     },
   }
 }
+
+/**
+ * Polls `f` until it gives a truthy value (MQTT delivery is asynchronous). No time is
+ * asserted: the limit only stops a test that would otherwise hang; errors count as "not yet".
+ */
+export async function until<T>(
+  what: string,
+  f: () => Promise<T | undefined | false>,
+  tries = 1200,
+): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await f().catch(() => undefined)
+    if (v) return v
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}

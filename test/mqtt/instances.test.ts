@@ -5,17 +5,13 @@
 import mqtt from 'mqtt'
 import t from 'tap'
 import { clusterMode } from '../helpers/clickhouse.js'
-import { MOSQUITTO_SKIP_NOTICE, mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js'
+import {
+  MOSQUITTO_SKIP_NOTICE,
+  mosquittoAvailable,
+  startMosquitto,
+  until,
+} from '../helpers/mosquitto.js'
 import { startTestServer, tmpDataDir } from '../helpers/server.js'
-
-const until = async <T>(what: string, f: () => Promise<T | undefined | false>): Promise<T> => {
-  for (let i = 0; i < 1200; i++) {
-    const v = await f()
-    if (v) return v
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 if (!mosquittoAvailable()) {
   t.comment(MOSQUITTO_SKIP_NOTICE)

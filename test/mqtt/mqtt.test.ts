@@ -5,7 +5,12 @@
 // broker went away. Both store modes.
 import mqtt from 'mqtt'
 import t from 'tap'
-import { MOSQUITTO_SKIP_NOTICE, mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js'
+import {
+  MOSQUITTO_SKIP_NOTICE,
+  mosquittoAvailable,
+  startMosquitto,
+  until,
+} from '../helpers/mosquitto.js'
 import { startTestServer } from '../helpers/server.js'
 
 if (!mosquittoAvailable()) {
@@ -29,14 +34,6 @@ if (!mosquittoAvailable()) {
       qos: 1,
     })
 
-  const until = async <T>(what: string, f: () => Promise<T | undefined | false>): Promise<T> => {
-    for (let i = 0; i < 600; i++) {
-      const v = await f()
-      if (v) return v
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  }
   const status = async (id: number) => (await srv.admin('GET', `/mqtt-subscriptions/${id}`)).data
 
   const create = (body: Record<string, unknown>) =>
@@ -44,6 +41,20 @@ if (!mosquittoAvailable()) {
       token: srv.adminToken,
       body,
     })
+
+  /** A subscription on this broker with its credentials and the wmbusmeters preset; connected. */
+  const subscribe = async (topic: string) => {
+    const r = await create({
+      broker_url: broker.url,
+      username: broker.username,
+      password: broker.password,
+      topics: [topic],
+      preset: 'wmbusmeters-json',
+    })
+    const id = r.body.data.id as number
+    await until('connected', async () => (await status(id)).status.connected)
+    return id
+  }
 
   t.test('bad subscriptions are 422 naming the field', async (t) => {
     const base = { broker_url: broker.url, topics: ['a/#'], preset: 'wmbusmeters-json' }
@@ -196,15 +207,7 @@ if (!mosquittoAvailable()) {
   t.test(
     'a batch message: stored together; over MAX_BATCH_ITEMS it is refused whole',
     async (t) => {
-      const r = await create({
-        broker_url: broker.url,
-        username: broker.username,
-        password: broker.password,
-        topics: ['batch/#'],
-        preset: 'wmbusmeters-json',
-      })
-      const id = r.body.data.id
-      await until('connected', async () => (await status(id)).status.connected)
+      const id = await subscribe('batch/#')
       const item = (n: number) => ({ id: `b${n}`, total_kwh: n, timestamp: '2025-02-28T12:00:00Z' })
       await publish('batch/x', [1, 2, 3].map(item))
       await publish('batch/x', [1, 2, 3, 4, 5, 6].map(item))
@@ -233,15 +236,7 @@ if (!mosquittoAvailable()) {
     t.teardown(() => {
       srv.app.services.ingest = real
     })
-    const r = await create({
-      broker_url: broker.url,
-      username: broker.username,
-      password: broker.password,
-      topics: ['retry/#'],
-      preset: 'wmbusmeters-json',
-    })
-    const id = r.body.data.id
-    await until('connected', async () => (await status(id)).status.connected)
+    const id = await subscribe('retry/#')
     await publish('retry/x', { id: 'r1', total_m3: 4, timestamp: '2025-02-28T13:00:00Z' })
     const st = await until('stored after redelivery', async () => {
       const s = (await status(id)).status
