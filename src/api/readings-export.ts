@@ -84,30 +84,11 @@ export async function exportReadings(
     'content-disposition': `attachment; filename="readings-${what}.${fmt}"`,
   }
   const query = await exportQuery(s, x, fmt)
-  if (!query) return { status: 200, headers, stream: emptyExport(s, fmt, x) }
   return {
     status: 200,
     headers,
     stream: s.store.sql.stream(query.sql, query.params, CLICKHOUSE_FORMAT[fmt]),
   }
-}
-
-/** An empty meter scope still answers a file: the header (CSV) or an empty Parquet file. */
-function emptyExport(s: Services, fmt: ExportFormat, x: ExportRequest): AsyncIterable<Uint8Array> {
-  const q = rawExportQuery(
-    {
-      ws: x.ws,
-      meterIds: [0],
-      meterIdentifiers: [''],
-      displayUnits: [''],
-      kind: x.kind,
-      from: 1,
-      to: 0,
-      tz: x.tz,
-    },
-    fmt,
-  )
-  return s.store.sql.stream(q.sql, q.params, CLICKHOUSE_FORMAT[fmt])
 }
 
 async function exportQuery(s: Services, x: ExportRequest, fmt: ExportFormat) {
@@ -136,10 +117,14 @@ async function exportQuery(s: Services, x: ExportRequest, fmt: ExportFormat) {
       fmt,
     )
   }
-  if (!x.meters.length) return null
+  // No meters in scope: the same query over meter id 0 (none), so the answer is still a file
+  // with this shape's header (CSV) or schema (Parquet).
+  const meters = x.meters.length
+    ? x.meters
+    : [{ id: 0, meter_identifier: '', display_unit: null, unit: null, pulse_unit: null }]
   const filter = {
     ws: x.ws,
-    meterIds: x.meters.map((m) => m.id),
+    meterIds: meters.map((m) => m.id),
     kind: x.kind,
     from: x.from,
     to: x.to,
@@ -148,8 +133,8 @@ async function exportQuery(s: Services, x: ExportRequest, fmt: ExportFormat) {
     return rawExportQuery(
       {
         ...filter,
-        meterIdentifiers: x.meters.map((m) => m.meter_identifier),
-        displayUnits: x.meters.map((m) => m.display_unit ?? ''),
+        meterIdentifiers: meters.map((m) => m.meter_identifier),
+        displayUnits: meters.map((m) => m.display_unit ?? ''),
         tz: x.tz,
       },
       fmt,
@@ -165,6 +150,6 @@ async function exportQuery(s: Services, x: ExportRequest, fmt: ExportFormat) {
   return aggregateExportQuery(
     plan,
     filter.meterIds,
-    x.meters.map((m) => displayUnitOf(m, familyOf(meterUnit(m))) ?? ''),
+    meters.map((m) => displayUnitOf(m, familyOf(meterUnit(m))) ?? ''),
   )
 }

@@ -301,6 +301,16 @@ t.test('negotiation and refusals', async (t) => {
   const empty = await fetchRaw(`${RANGE}&format=csv`, { authorization: `Bearer ${other.token}` })
   t.equal(empty.status, 200)
   t.same(parseCsv(empty.body.toString()).slice(1), [], 'another tenant sees none of these rows')
+  const emptyDaily = await fetchRaw(`${RANGE}&aggregate=daily&format=csv`, {
+    authorization: `Bearer ${other.token}`,
+  })
+  const [header, ...rest] = parseCsv(emptyDaily.body.toString())
+  t.same(rest, [])
+  t.same(
+    header,
+    Object.keys((await jsonData(`${RANGE}&aggregate=daily`))[0]!),
+    'the aggregate header',
+  )
 })
 
 t.test('a large export arrives streamed, in many chunks', async (t) => {
