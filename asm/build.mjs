@@ -2,13 +2,17 @@
 // the installed assemblyscript compiler, and copies the module next to the
 // compiled TypeScript (dist/decode/decoder.wasm) so `dist/` works on its own.
 import asc from "assemblyscript/asc";
-import { mkdirSync, copyFileSync, existsSync, statSync } from "node:fs";
+import { mkdirSync, copyFileSync, existsSync, statSync, writeFileSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { generateLayout, statePath, generatedPath } from "./gen-layout.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "build", "decoder.wasm");
 mkdirSync(join(here, "build"), { recursive: true });
+
+// The host's copy of the decoder's numbers, from the same source (asm/gen-layout.mjs).
+writeFileSync(generatedPath, generateLayout(readFileSync(statePath, "utf8")));
 
 const { error, stdout, stderr } = await asc.main(
   [

@@ -1,7 +1,8 @@
 // Shared state of the decoder: fixed buffers and named slots.
 // Written in the portable subset of AssemblyScript (no load/store, no i64,
 // function-call casts only) so the same sources also run as plain JavaScript
-// (see asm/portable.ts and bench/decode).
+// (see asm/portable.ts and bench/decode). The host's copy of the numbers below,
+// src/decode/state.generated.ts, is generated from this file (asm/gen-layout.mjs).
 
 export const IN_MAX: i32 = 8192; // ascii hex input (or raw bytes for binary frames)
 export const F_MAX: i32 = 4096; // decoded frame bytes
@@ -113,7 +114,7 @@ export const R_INVALID: i32 = 2;
 export const R_UNDECODABLE: i32 = 3;
 export const R_UNCONFIGURED: i32 = 4;
 
-// reason constants (texts live in src/decode/reasons.ts)
+// reason constants (texts live in src/decode/layout.ts REASONS)
 export const E_NONE: i32 = 0;
 export const E_NOT_HEX: i32 = 1;
 export const E_ODD_HEX: i32 = 2;
