@@ -16,7 +16,7 @@ import {
   meterUnit,
   settingToCanonical,
   type Canonical,
-} from '../ingest/units.js'
+} from '../domain/units.js'
 import type { Kind } from '../ingest/types.js'
 import type { HistoryLoader, MeterHistory } from './history.js'
 import { Mailbox } from './mailbox.js'

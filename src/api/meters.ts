@@ -8,8 +8,7 @@ import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
 import { check, rejectUnknown } from '../http/validate.js'
 import { deleteRollup } from '../query/rollup.js'
-import { UNIT_NAMES, unitFamily } from '../query/units.js'
-import { familyOf, meterUnit } from '../ingest/units.js'
+import { UNITS, familyOf, meterUnit } from '../domain/units.js'
 import type { Services } from '../services.js'
 import { newMeter, type Meter } from '../store/meters.js'
 import { isoFromCh } from '../store/sql.js'
@@ -17,7 +16,7 @@ import { latestStatuses } from '../store/status.js'
 import { meterView } from './meter-view.js'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
-const UnitT = Type.Union(UNIT_NAMES.map((u) => Type.Literal(u)))
+const UnitT = Type.Union(UNITS.map((u) => Type.Literal(u)))
 
 const FIELDS = {
   meter_identifier: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }),
@@ -198,7 +197,7 @@ export function registerMeters(router: Router, s: Services): void {
     }
     // The meter's own family: its unit, or a pulse meter's pulse_unit (meterUnit).
     const family = familyOf(meterUnit(next))
-    if (next.display_unit !== null && unitFamily(next.display_unit) !== family) {
+    if (next.display_unit !== null && familyOf(next.display_unit) !== family) {
       if ('display_unit' in b)
         errs.add(
           'display_unit',

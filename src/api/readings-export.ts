@@ -6,11 +6,10 @@
 // and `page`/`per_page` are refused (422) rather than silently ignored.
 import { validationError } from '../errors.js'
 import type { HttpRequest, HttpResponse } from '../http/types.js'
-import { familyOf, meterUnit } from '../ingest/units.js'
+import { familyOf, meterUnit, displayUnitOf, fromCanonical } from '../domain/units.js'
 import { derivedConsumption } from '../query/consumption.js'
 import { aggregatePlan, type Kind } from '../query/readings.js'
 import { isoLocal, offsetMs } from '../query/time.js'
-import { displayUnitOf, fromCanonical } from '../query/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import {

@@ -7,7 +7,7 @@ import { isOperational, newMeter, type Meter, type MeterRepo } from '../store/me
 import type { TenantRepo, Workspace } from '../store/tenants.js'
 import type { PreparedItem, PreparedReading } from './prepare.js'
 import type { ItemStatus } from './types.js'
-import { isUnit } from './units.js'
+import { isUnit } from '../domain/units.js'
 import { pulseReadings } from './pulses.js'
 
 export interface AdmittedItem {

@@ -17,7 +17,7 @@ import { parseIsoTimestamp } from './timestamps.js'
 import type { ItemStatus, Kind } from './types.js'
 import type { Coord } from '../coord/coord.js'
 import { findRepeats } from './telegram-repeats.js'
-import { isUnit, type Unit } from './units.js'
+import { isUnit, type Unit } from '../domain/units.js'
 
 /** Five minutes of clock skew are tolerated for device time. */
 export const FUTURE_TOLERANCE_MS = 5 * 60_000

@@ -3,7 +3,7 @@
 // Ingest converts with the meter's weight at arrival; the backfill converts the stored raw
 // payload again with the meter's current weight, through this same function.
 import type { Kind } from './types.js'
-import { isUnit, type Unit } from './units.js'
+import { isUnit, type Unit } from '../domain/units.js'
 
 export interface PulseCounts {
   pulses?: number

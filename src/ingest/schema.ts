@@ -1,6 +1,6 @@
 // The two item shapes of POST /reportData (api-v1.md), as compiled TypeBox schemas.
 import { Type, type Static } from '@sinclair/typebox'
-import { UNITS } from './units.js'
+import { UNITS } from '../domain/units.js'
 
 export const Kind = Type.Union([Type.Literal('consumption'), Type.Literal('saldo')])
 export const UnitName = Type.Union(UNITS.map((u) => Type.Literal(u)))

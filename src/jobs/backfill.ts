@@ -7,7 +7,7 @@
 import { computeFlags, type QualityFlag, type TimelineReading } from '../actors/quality/index.js'
 import { listExchanges } from '../admin/meters.js'
 import { pulseReadings, storedPulseCounts } from '../ingest/pulses.js'
-import { canonicalize, isUnit, meterUnit, settingToCanonical } from '../ingest/units.js'
+import { canonicalize, isUnit, meterUnit, settingToCanonical } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import type { StoredReadingRow } from '../store/reading-row.js'

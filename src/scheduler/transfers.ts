@@ -5,7 +5,7 @@
 // answer emits `integration.transfer_failed`.
 import { Cron } from 'croner'
 import { deriveConsumption } from '../query/derive.js'
-import { familyOf, meterUnit, settingToCanonical } from '../ingest/units.js'
+import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import { chTime, isoFromCh, parseChTime } from '../store/sql.js'

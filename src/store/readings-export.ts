@@ -34,7 +34,7 @@ const FAMILY = (u: string) =>
   `transform(${u}, ['kwh', 'wh', 'm3', 'l'], ['kwh', 'kwh', 'm3', 'm3'], '')`
 
 /**
- * A canonical value in display unit `du` (query/units.ts fromCanonical: wh and l are × 1000,
+ * A canonical value in display unit `du` (domain/units.ts fromCanonical: wh and l are × 1000,
  * rounded to 15 significant digits, so 1.1 m³ is 1100 l as in the JSON answer).
  */
 const displayValue = (v: string, du: string) =>
@@ -91,7 +91,7 @@ export function rawExportQuery(
       ${flags} AS quality_flags,
       ${instant('t', fmt)} AS recorded_at${f.tz ? `,\n      ${isoLocal('t', f.tz)} AS recorded_at_local` : ''}
     FROM (SELECT *,
-            -- The meter's display_unit where it is of the value's family (query/units.ts).
+            -- The meter's display_unit where it is of the value's family (domain/units.ts).
             transform(mid, {mids:Array(UInt64)}, {mdu:Array(String)}, '') AS du0,
             if(cv IS NULL, NULL, if(du0 != '' AND (cu IS NULL OR ${FAMILY('du0')} = cu), du0, cu)) AS du
           FROM (SELECT meter_id AS mid, kind AS k, value AS v, unit AS u, canonical_value AS cv,

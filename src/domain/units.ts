@@ -1,4 +1,6 @@
-// Units (operator-api.md, "Decisions"): families wh/kwh → kwh and l/m3 → m3.
+// Units of meter readings (operator-api.md, "Decisions"): families wh/kwh -> kwh and
+// l/m3 -> m3. The one module for ingest (canonical values), meter settings, and what the
+// query and master-data API show (display units).
 
 export const UNITS = ['kwh', 'wh', 'm3', 'l'] as const
 export type Unit = (typeof UNITS)[number]
@@ -59,4 +61,26 @@ export function settingToCanonical(
 ): number | null {
   const u = meterUnit(m)
   return v === null || u === null ? v : toCanonical(v, u)
+}
+
+/**
+ * A canonical value (kWh, m³) in a display unit of its family (wh, l: × 1000). Rounded to 15
+ * significant digits so that 1.1 m³ shows as 1100 l, not 1100.0000000000002.
+ */
+export function fromCanonical(v: number | null, display: string | null | undefined): number | null {
+  if (v === null || (display !== 'wh' && display !== 'l')) return v
+  return Number((v * 1000).toPrecision(15))
+}
+
+/**
+ * The unit a meter's numbers are shown in (api-v1.md `display_unit`: null = the family's
+ * canonical unit); `canonical` is the canonical unit of the values at hand, when known.
+ */
+export function displayUnitOf(
+  m: { display_unit: string | null },
+  canonical: string | null,
+): string | null {
+  if (m.display_unit !== null && (canonical === null || familyOf(m.display_unit) === canonical))
+    return m.display_unit
+  return canonical
 }
