@@ -177,9 +177,10 @@ export class MeterTimeline {
   }
 
   /**
-   * Keeps, per kind, the valid readings within `spanMs` of that kind's newest valid one, at
-   * least NEIGHBOURHOOD and at most `maxPerKind` of them, and the invalid readings no older
-   * than the oldest kept valid one (at most `maxPerKind`). Drops only from the old end, and
+   * Keeps, per kind, the valid readings within `spanMs` of that kind's newest valid one and
+   * NEIGHBOURHOOD before those (at least NEIGHBOURHOOD, at most `maxPerKind`), and the
+   * invalid readings no older than the oldest kept valid one (at most `maxPerKind`).
+   * Drops only from the old end, and
    * returns per kind the newest recorded_at dropped (-Infinity when nothing was): the window
    * still holds everything it held after that time.
    */
@@ -191,7 +192,9 @@ export class MeterTimeline {
       let cut = 0
       if (arr.length > NEIGHBOURHOOD) {
         const since = arr[arr.length - 1]!.t - spanMs
-        cut = Math.min(lowerBound(arr, since), arr.length - NEIGHBOURHOOD)
+        // NEIGHBOURHOOD more before the span: a late reading anywhere in the span then
+        // finds the readings its flags depend on in the window.
+        cut = Math.min(lowerBound(arr, since) - NEIGHBOURHOOD, arr.length - NEIGHBOURHOOD)
         cut = Math.max(cut, arr.length - max)
       }
       if (cut > 0) {
