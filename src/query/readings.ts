@@ -2,7 +2,7 @@
 // daily buckets (rollup + raw for dirty and partial hours, docs/query.md), and the saldo
 // series and exchanges that derived consumption is computed from.
 import type { Sql } from '../store/sql.js'
-import { ROLLUP_TABLE } from './rollup.js'
+import { ROLLUP_TABLE } from '../store/rollup.js'
 import { wholeHourZone } from './time.js'
 
 const HOUR = 3_600_000

@@ -2,7 +2,7 @@
 // readings older than the cut-off by `recorded_at` and status reports by `reported_at` are
 // deleted. `pruned` counts distinct rows (every stored version of one reading is one row).
 import type { Services } from '../services.js'
-import { deleteRollup } from '../query/rollup.js'
+import { deleteRollup } from '../store/rollup.js'
 import { chTime } from '../store/sql.js'
 
 const DAY_MS = 86_400_000

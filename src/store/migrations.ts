@@ -1,7 +1,7 @@
 // Versioned schema migrations, applied in order at start. A migration is a list of
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
-import { rollupStatements } from '../query/rollup.js'
+import { rollupStatements } from './rollup.js'
 import { chTime, type Sql } from './sql.js'
 
 export interface SchemaOptions {
