@@ -92,13 +92,20 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
             head: method === 'HEAD',
           },
           out.stream,
-        ).then(({ bytes, error }) => {
-          if (error) log.error({ err: error, method, path }, 'streamed answer broke off')
+          () => {
+            const e = apiError('Internal')
+            return {
+              status: STATUS_TEXT[e.status] ?? String(e.status),
+              body: JSON.stringify(e.body()),
+            }
+          },
+        ).then(({ bytes, error, failedEarly }) => {
+          if (error) log.error({ err: error, method, path }, 'streamed answer failed')
           log.info(
             {
               method,
               path,
-              status: out.status,
+              status: failedEarly ? 500 : out.status,
               bytes,
               ms: Math.round((performance.now() - started) * 10) / 10,
               workspace: request?.workspaceId,

@@ -30,24 +30,39 @@ function drained(res: uWS.HttpResponse, isAborted: () => boolean): Promise<void>
   })
 }
 
-/** Writes the stream out; resolves when the answer is complete (or the client went away). */
+/**
+ * Writes the stream out; resolves when the answer is complete (or the client went away).
+ * The first chunk is awaited before the status goes out, so a query that fails at once
+ * (store down, bad SQL) is answered `failed()` (a 5xx) instead of a broken 200.
+ */
 export async function writeStream(
   t: StreamTarget,
   body: AsyncIterable<Uint8Array>,
-): Promise<{ bytes: number; error?: unknown }> {
+  failed: (err: unknown) => { status: string; body: string },
+): Promise<{ bytes: number; error?: unknown; failedEarly?: boolean }> {
   const { res } = t
-  res.cork(() => {
-    res.writeStatus(t.status)
-    for (const k in t.headers) res.writeHeader(k, t.headers[k]!)
-    if (t.head) res.endWithoutBody()
-  })
-  if (t.head) return { bytes: 0 }
+  if (t.head) {
+    res.cork(() => {
+      res.writeStatus(t.status)
+      for (const k in t.headers) res.writeHeader(k, t.headers[k]!)
+      res.endWithoutBody()
+    })
+    return { bytes: 0 }
+  }
   const it = body[Symbol.asyncIterator]()
   let bytes = 0
+  let started = false
   try {
     for (;;) {
       const next = await it.next()
       if (t.isAborted()) return { bytes }
+      if (!started) {
+        started = true
+        res.cork(() => {
+          res.writeStatus(t.status)
+          for (const k in t.headers) res.writeHeader(k, t.headers[k]!)
+        })
+      }
       if (next.done) {
         res.cork(() => res.end())
         return { bytes }
@@ -61,8 +76,18 @@ export async function writeStream(
       if (t.isAborted()) return { bytes }
     }
   } catch (error) {
-    if (!t.isAborted()) res.close()
-    return { bytes, error }
+    if (!t.isAborted()) {
+      if (started) res.close()
+      else {
+        const f = failed(error)
+        res.cork(() => {
+          res.writeStatus(f.status)
+          res.writeHeader('content-type', 'application/json')
+          res.end(f.body)
+        })
+      }
+    }
+    return { bytes, error, failedEarly: !started }
   } finally {
     await it.return?.()
   }

@@ -338,3 +338,20 @@ t.test('a large export arrives streamed, in many chunks', async (t) => {
   const pq = await readParquet((await fetchRaw(`${q}&format=parquet`)).body)
   t.equal(pq.rows.length, N)
 })
+
+t.test('a query failing before the first byte is a 500, not a broken 200', async (t) => {
+  const sql = s.app.services.store.sql
+  const real = sql.stream.bind(sql)
+  // Fault injection at the transport (the store stays real for everything else).
+  sql.stream = async function* () {
+    yield* []
+    throw new Error('ClickHouse unavailable (injected)')
+  }
+  t.teardown(() => {
+    sql.stream = real
+  })
+  const r = await fetchRaw(`${RANGE}&format=csv`)
+  t.equal(r.status, 500)
+  t.same(JSON.parse(r.body.toString()), { message: 'Internal server error.' })
+  t.notMatch(r.body.toString(), /injected/, 'the cause is logged, not answered')
+})
