@@ -98,8 +98,9 @@ export class MqttManager {
         continue
       }
       const next = new MqttSubscriber(s, mapping, this.owner, this.deps, dropped)
-      this.running.set(s.id, next)
+      // Registered once started: a start that failed (store or Redis down) is retried next pass.
       await next.start()
+      this.running.set(s.id, next)
     }
   }
 

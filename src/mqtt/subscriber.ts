@@ -145,6 +145,13 @@ export class MqttSubscriber {
       this.account(topic, o)
       acked(o.ack)
     })
+    // One message's unexpected failure must not stall the ones after it: leave it unacked
+    // and reconnect, so the broker delivers it again.
+    this.work = this.work.catch((err: unknown) => {
+      this.deps.log.error({ err, mqtt: this.sub.id }, 'mqtt message handling failed')
+      this.recordError(err instanceof Error ? err.message : String(err))
+      this.bounce()
+    })
   }
 
   private account(topic: string, o: MessageOutcome): void {
