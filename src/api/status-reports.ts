@@ -4,7 +4,7 @@ import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { intParam, meta, pageParams, rangeParams } from '../query/params.js'
 import type { Services } from '../services.js'
-import { isoFromCh } from '../store/sql.js'
+import { pageStatusReports } from '../store/status.js'
 
 export function registerStatusReports(router: Router, s: Services): void {
   router.get('/api/v1/statusReports', async (req) => {
@@ -25,31 +25,21 @@ export function registerStatusReports(router: Router, s: Services): void {
     }
     const byId = new Map(meters.map((m) => [m.id, m]))
     if (!meters.length) return json(200, { data: [], meta: meta(page, perPage, 0) })
-    const where = `workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
-      AND reported_at >= fromUnixTimestamp64Milli(toInt64(${Math.trunc(from)}), 'UTC')
-      AND reported_at <= fromUnixTimestamp64Milli(toInt64(${Math.trunc(to)}), 'UTC')`
-    const params = { ws, ids: [...byId.keys()] }
-    const rows = await s.store.sql.query<Record<string, any>>(
-      `SELECT meter_id, raw_flags, statuses, reported_at, count() OVER () AS total
-       FROM status_reports FINAL WHERE ${where}
-       ORDER BY reported_at DESC, meter_id LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`,
-      params,
-    )
-    let total = rows.length ? Number(rows[0]!.total) : 0
-    if (!rows.length && page > 1) {
-      const [c] = await s.store.sql.query<{ c: string }>(
-        `SELECT count() AS c FROM status_reports FINAL WHERE ${where}`,
-        params,
-      )
-      total = Number(c?.c ?? 0)
-    }
+    const { rows, total } = await pageStatusReports(s.store.sql, {
+      ws,
+      meterIds: [...byId.keys()],
+      from,
+      to,
+      page,
+      perPage,
+    })
     return json(200, {
       data: rows.map((r) => ({
-        meter_id: Number(r.meter_id),
-        meter_identifier: byId.get(Number(r.meter_id))?.meter_identifier ?? null,
+        meter_id: r.meter_id,
+        meter_identifier: byId.get(r.meter_id)?.meter_identifier ?? null,
         raw_flags: r.raw_flags,
         statuses: r.statuses,
-        reported_at: isoFromCh(r.reported_at),
+        reported_at: r.reported_at,
       })),
       meta: meta(page, perPage, total),
     })
