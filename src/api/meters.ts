@@ -7,11 +7,10 @@ import type { Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
 import { check, rejectUnknown } from '../http/validate.js'
-import { deleteRollup } from '../store/rollup.js'
+import { meterReadingSpan, purgeMeterData } from '../store/meter-data.js'
 import { UNITS, familyOf, meterUnit } from '../domain/units.js'
 import type { Services } from '../services.js'
 import { newMeter, type Meter } from '../store/meters.js'
-import { isoFromCh } from '../store/sql.js'
 import { latestStatuses } from '../store/status.js'
 import { meterView } from './meter-view.js'
 
@@ -237,29 +236,17 @@ export function registerMeters(router: Router, s: Services): void {
           "The confirm_meter_identifier must equal the meter's own identifier.",
         ],
       })
-    const sql = s.store.sql
-    // Readings still waiting in the group-commit buffer are stored first, so they go too.
-    await s.store.flush()
-    const p = { ws, m: m.id }
-    const where = 'workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}'
-    const [c] = await sql.query<{ n: string; lo: string | null; hi: string | null }>(
-      `SELECT count() AS n, if(n = 0, NULL, min(recorded_at)) AS lo, if(n = 0, NULL, max(recorded_at)) AS hi
-       FROM readings FINAL WHERE ${where}`,
-      p,
-    )
+    const span = await meterReadingSpan(s.store, ws, m.id)
     await s.meters.delete(m)
-    await sql.exec(`DELETE FROM readings WHERE ${where}`, p)
-    await deleteRollup(sql, ws, { meterId: m.id })
-    await sql.exec(`DELETE FROM status_reports WHERE ${where}`, p)
-    await sql.exec(`DELETE FROM meter_exchanges WHERE ${where}`, p)
+    await purgeMeterData(s.store, ws, m.id)
     return json(200, {
       data: {
         deleted: true,
         id: m.id,
         meter_identifier: m.meter_identifier,
-        readings_deleted: Number(c?.n ?? 0),
-        readings_from: c?.lo ? isoFromCh(c.lo) : null,
-        readings_to: c?.hi ? isoFromCh(c.hi) : null,
+        readings_deleted: span.count,
+        readings_from: span.from,
+        readings_to: span.to,
       },
     })
   })
