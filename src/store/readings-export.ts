@@ -2,8 +2,6 @@
 // the API's field names. Instants are ISO 8601 strings in UTC as in the JSON answer (CSV,
 // NDJSON) or Parquet timestamps (UTC-adjusted, milliseconds); local times are strings with
 // their offset, exactly as `recorded_at_local` in JSON.
-import type { DerivedRow } from '../query/derive.js'
-import type { AggregatePlan } from '../query/readings.js'
 import type { Params } from './sql.js'
 
 export type ExportFormat = 'csv' | 'ndjson' | 'parquet'
@@ -104,7 +102,8 @@ export function rawExportQuery(
 
 /** Aggregate bucket rows of a plan (query/readings.ts), in the JSON answer's order. */
 export function aggregateExportQuery(
-  plan: AggregatePlan,
+  /** query/readings.ts aggregatePlan: the exact bucket query (columns meter_id, kind, b, c, s, lo, hi). */
+  plan: { grouped: string; params: Params; zone: string },
   meterIds: number[],
   displayUnits: string[],
 ): { sql: string; params: Params } {
@@ -123,22 +122,13 @@ export function aggregateExportQuery(
   }
 }
 
-/** A derived row as the JSON answer has it: instants as ISO strings, display fields added. */
-export type DerivedExportRow = Omit<DerivedRow, 'period_start' | 'period_end'> & {
-  period_start: string
-  period_end: string
-  display_consumption: number | null
-  display_unit: string | null
-  period_start_local?: string
-  period_end_local?: string
-}
-
 /**
  * Derived consumption rows (computed in the service from one meter's saldo readings) handed
  * to ClickHouse as JSONEachRow to be written in the export format.
  */
 export function derivedExportQuery(
-  rows: DerivedExportRow[],
+  /** Derived rows as the JSON answer has them (api/readings-export.ts). */
+  rows: object[],
   local: boolean,
   fmt: ExportFormat,
 ): { sql: string; params: Params } {
