@@ -3,7 +3,7 @@
 // create and rotate responses only.
 import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import { EVENT_NAMES } from '../events/catalog.js'
-import type { Delivery, Subscription } from '../events/repo.js'
+import type { Delivery, Subscription } from '../store/events.js'
 import { newSigningSecret } from '../events/signing.js'
 import { eventsOf } from '../events/stage.js'
 import { isPrivateTarget, urlProblem } from '../events/targets.js'

@@ -7,7 +7,7 @@ import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
 import type { EventName } from './catalog.js'
 import type { Outbox } from './outbox.js'
-import type { Delivery, EventRepo, Subscription } from './repo.js'
+import type { Delivery, EventRepo, Subscription } from '../store/events.js'
 import { uuid7 } from './uuid7.js'
 
 /** Channel on which every instance drops its cached subscription lists. */

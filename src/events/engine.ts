@@ -10,7 +10,7 @@ import type { Coord } from '../coord/coord.js'
 import type { Stage } from '../stages.js'
 import type { TenantRepo } from '../store/tenants.js'
 import type { Mailer } from './mailer.js'
-import type { Delivery, EventRepo, Subscription } from './repo.js'
+import type { Delivery, EventRepo, Subscription } from '../store/events.js'
 import { post } from './send.js'
 import { signatureHeader } from './signing.js'
 

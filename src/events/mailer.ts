@@ -4,7 +4,7 @@
 import nodemailer, { type Transporter } from 'nodemailer'
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
-import type { EventRepo, Mail } from './repo.js'
+import type { EventRepo, Mail } from '../store/events.js'
 
 export const MAIL_FROM = 'Meterflow <no-reply@meterflow.invalid>'
 

@@ -6,7 +6,7 @@ import type { Stage } from '../stages.js'
 import { DeliveringOutbox } from './delivering-outbox.js'
 import { DeliveryEngine } from './engine.js'
 import { Mailer } from './mailer.js'
-import { EventRepo } from './repo.js'
+import { EventRepo } from '../store/events.js'
 
 export interface Events {
   repo: EventRepo

@@ -12,6 +12,7 @@ import { heartbeat } from '../scheduler/scheduler.js'
 import type { Services } from '../services.js'
 import type { Stage } from '../stages.js'
 import { Metrics } from './metrics.js'
+import { deliveryCountsByStatus } from '../store/events.js'
 
 export interface ObservabilityDeps {
   decoder: DecoderPool | null
@@ -49,10 +50,7 @@ export function buildObservabilityStage(
     'meterflow_event_deliveries',
     'Event deliveries by status; pending is the outbox backlog (read from the store at scrape time).',
     async (set) => {
-      const rows = await s.store.sql.query<{ status: string; n: string }>(
-        'SELECT status, count() AS n FROM event_deliveries FINAL GROUP BY status',
-      )
-      const seen = new Map(rows.map((r) => [r.status, Number(r.n)]))
+      const seen = await deliveryCountsByStatus(s.store.sql)
       for (const st of ['pending', 'delivered', 'failed']) set(seen.get(st) ?? 0, { status: st })
     },
     ['status'],

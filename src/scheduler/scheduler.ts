@@ -14,7 +14,8 @@ import type { Clock } from '../clock.js'
 import type { Coord } from '../coord/coord.js'
 import { HeldLease } from '../coord/held-lease.js'
 import { apiError } from '../errors.js'
-import { chTime, isoFromCh, type Sql } from '../store/sql.js'
+import { lastSchedulerRun, recordSchedulerRun } from '../store/scheduler-runs.js'
+import type { Sql } from '../store/sql.js'
 
 export interface RunSummary {
   ran_at: string
@@ -145,10 +146,7 @@ export class Scheduler {
         this.log.error({ err, task: t.name }, 'scheduler task failed')
       }
     }
-    await this.sql.insertJsonEachRow(
-      'scheduler_runs',
-      JSON.stringify({ ...summary, ran_at: chTime(now), instance: this.owner }),
-    )
+    await recordSchedulerRun(this.sql, { ...summary, ran_at: now, instance: this.owner })
     return summary
   }
 
@@ -165,11 +163,8 @@ export async function heartbeat(
   clock: Clock,
   intervalS: number,
 ): Promise<HeartbeatState> {
-  const [r] = await sql.query<{ n: string; last: string }>(
-    'SELECT count() AS n, max(ran_at) AS last FROM scheduler_runs',
-  )
-  if (!r || Number(r.n) === 0) return { last_run_at: null, ever_ran: false, stale: true }
-  const last = isoFromCh(r.last)!
+  const last = await lastSchedulerRun(sql)
+  if (last === null) return { last_run_at: null, ever_ran: false, stale: true }
   return {
     last_run_at: last,
     ever_ran: true,

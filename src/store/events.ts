@@ -1,8 +1,8 @@
 // Event subscriptions, deliveries and owner mails in ClickHouse. Rows are versioned
 // (ReplacingMergeTree): every change inserts the whole row again with a higher version and
 // reads use FINAL, so a delivery's state is one row however often it was attempted.
-import { chTime, parseChTime, type Sql } from '../store/sql.js'
-import type { Store } from '../store/store.js'
+import { chTime, parseChTime, type Sql } from './sql.js'
+import type { Store } from './store.js'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
 
@@ -214,4 +214,12 @@ export class EventRepo {
       )
     ).map(mailFromRow)
   }
+}
+
+/** Deliveries by status across the store (the outbox backlog is `pending`), for /metrics. */
+export async function deliveryCountsByStatus(sql: Sql): Promise<Map<string, number>> {
+  const rows = await sql.query<{ status: string; n: string }>(
+    'SELECT status, count() AS n FROM event_deliveries FINAL GROUP BY status',
+  )
+  return new Map(rows.map((r) => [r.status, Number(r.n)]))
 }
