@@ -66,3 +66,7 @@ CREATE TABLE IF NOT EXISTS mqtt_subscriptions ON CLUSTER 'meterflow' AS mqtt_sub
 -- migration 8: alert re-arming: a member-resolved alert waits for its condition to clear (docs/alerts.md)
 CREATE TABLE IF NOT EXISTS alert_rearm_local ON CLUSTER 'meterflow' (workspace_id UInt64, rule_id UInt64, meter_id UInt64, alert_id UInt64, waiting UInt8, version UInt64) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/alert_rearm', '{replica}', version) ORDER BY (workspace_id, rule_id, meter_id);
 CREATE TABLE IF NOT EXISTS alert_rearm ON CLUSTER 'meterflow' AS alert_rearm_local ENGINE = Distributed('meterflow', currentDatabase(), alert_rearm_local, cityHash64(workspace_id));
+
+-- migration 9: wM-Bus key quarantine: telegrams kept until their key is stored (docs/decoders.md)
+CREATE TABLE IF NOT EXISTS wmbus_quarantine_local ON CLUSTER 'meterflow' (workspace_id UInt64, meter_id UInt64, identifier String, recorded_at DateTime64(3, 'UTC'), recorded_at_text String, telegram String, reason String, received_at DateTime64(3, 'UTC')) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/wmbus_quarantine', '{replica}', received_at) ORDER BY (workspace_id, meter_id, recorded_at, telegram);
+CREATE TABLE IF NOT EXISTS wmbus_quarantine ON CLUSTER 'meterflow' AS wmbus_quarantine_local ENGINE = Distributed('meterflow', currentDatabase(), wmbus_quarantine_local, cityHash64(workspace_id));

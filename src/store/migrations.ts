@@ -270,6 +270,19 @@ export const migrations: Migration[] = [
         'ORDER BY (workspace_id, rule_id, meter_id)',
       ),
   },
+  {
+    version: 9,
+    name: 'wM-Bus key quarantine: telegrams kept until their key is stored (docs/decoders.md)',
+    statements: (o) =>
+      table(
+        o,
+        'wmbus_quarantine',
+        `workspace_id UInt64, meter_id UInt64, identifier String, recorded_at ${T},
+         recorded_at_text String, telegram String, reason String, received_at ${T}`,
+        'ReplacingMergeTree(received_at)',
+        'ORDER BY (workspace_id, meter_id, recorded_at, telegram)',
+      ),
+  },
 ]
 
 /** The table that records applied migrations; created before any migration runs. */
