@@ -7,9 +7,10 @@ import { json } from '../http/types.js'
 import { check } from '../http/validate.js'
 import { meterView } from '../api/meter-view.js'
 import { backfillMeter } from '../jobs/backfill.js'
+import { replayQuarantine } from '../jobs/key-replay.js'
 import type { Services } from '../services.js'
 import { LIFECYCLE_STATES, type Meter } from '../store/meters.js'
-import { chTime, isoFromCh, parseChTime, type Sql } from '../store/sql.js'
+import { insertExchange, listExchanges } from '../store/exchanges.js'
 import { latestStatuses } from '../store/status.js'
 import { parseIso } from '../webhooks/mapping.js'
 import { adminRoute, idParam, notFound } from './guard.js'
@@ -41,36 +42,6 @@ export const ExchangeBody = Type.Object(
   },
   { additionalProperties: false },
 )
-
-export interface StoredExchange {
-  id: number
-  meter_id: number
-  exchanged_at: string
-  old_final_value: number | null
-  new_initial_value: number | null
-  created_at: string
-}
-
-/** A meter's recorded exchanges, oldest first (values in the meter's unit). */
-export async function listExchanges(
-  sql: Sql,
-  ws: number,
-  meterId: number,
-): Promise<StoredExchange[]> {
-  const rows = await sql.query<Record<string, any>>(
-    `SELECT * FROM meter_exchanges FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
-     ORDER BY exchanged_at, id`,
-    { ws, m: meterId },
-  )
-  return rows.map((r) => ({
-    id: Number(r.id),
-    meter_id: Number(r.meter_id),
-    exchanged_at: isoFromCh(r.exchanged_at)!,
-    old_final_value: r.old_final_value === null ? null : Number(r.old_final_value),
-    new_initial_value: r.new_initial_value === null ? null : Number(r.new_initial_value),
-    created_at: isoFromCh(r.created_at)!,
-  }))
-}
 
 /** The Meter response object of api-v1.md for one stored meter. */
 export async function meterResponse(s: Services, m: Meter) {
@@ -136,7 +107,9 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     const b = check(WmbusKeyBody, req.json())
     const next: Meter = { ...m, wmbus_key: b.key === null ? null : b.key.toLowerCase() }
     await s.meters.save(next)
-    return json(200, { data: { meter_id: m.id, has_key: next.wmbus_key !== null } })
+    // telegrams quarantined for want of this key go through ingest now (jobs/key-replay.ts)
+    const replay = next.wmbus_key ? await replayQuarantine(s, m.workspace_id, m.id) : null
+    return json(200, { data: { meter_id: m.id, has_key: next.wmbus_key !== null, replay } })
   })
 
   adminRoute(router, s, 'POST', '/meters/:meter/exchanges', async (req) => {
@@ -147,17 +120,14 @@ export function registerMeterAdmin(router: Router, s: Services): void {
       throw validationError({
         exchanged_at: ['The exchanged_at field must be an ISO 8601 date-time.'],
       })
-    const at = chTime(t)
-    const ex = {
-      workspace_id: m.workspace_id,
-      meter_id: m.id,
-      id: await s.store.nextId('meter_exchanges'),
-      exchanged_at: at,
-      old_final_value: b.old_final_value ?? null,
-      new_initial_value: b.new_initial_value ?? null,
-      created_at: chTime(s.clock.now()),
-    }
-    await s.store.sql.insertJsonEachRow('meter_exchanges', JSON.stringify(ex))
+    const id = await insertExchange(s.store, {
+      ws: m.workspace_id,
+      meterId: m.id,
+      exchangedAt: t,
+      oldFinalValue: b.old_final_value ?? null,
+      newInitialValue: b.new_initial_value ?? null,
+      now: s.clock.now(),
+    })
     // Meter actors that cache exchanges drop them (`<ws>:<meter>`).
     await s.coord.publish('exchanges', `${m.workspace_id}:${m.id}`).catch(() => {})
     // The stored readings around the exchange are flagged again at once (meter_exchange
@@ -165,11 +135,11 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     await backfillMeter(s, m)
     return json(201, {
       data: {
-        id: ex.id,
+        id,
         meter_id: m.id,
-        exchanged_at: new Date(parseChTime(at)).toISOString(),
-        old_final_value: ex.old_final_value,
-        new_initial_value: ex.new_initial_value,
+        exchanged_at: new Date(t).toISOString(),
+        old_final_value: b.old_final_value ?? null,
+        new_initial_value: b.new_initial_value ?? null,
       },
     })
   })

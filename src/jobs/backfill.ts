@@ -5,7 +5,7 @@
 // reading is converted again from its raw payload (pulses × the meter's current weight,
 // in its current pulse unit), so a corrected pulse_weight/pulse_unit reaches stored rows.
 import { computeFlags, type QualityFlag, type TimelineReading } from '../actors/quality/index.js'
-import { listExchanges } from '../admin/meters.js'
+import { listExchanges } from '../store/exchanges.js'
 import { pulseReadings, storedPulseCounts } from '../ingest/pulses.js'
 import { canonicalize, isUnit, meterUnit, settingToCanonical } from '../domain/units.js'
 import type { Services } from '../services.js'

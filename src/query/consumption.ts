@@ -4,7 +4,8 @@
 import type { Meter } from '../store/meters.js'
 import type { Sql } from '../store/sql.js'
 import { deriveConsumption, type DerivedRow } from './derive.js'
-import { meterExchanges, saldoPoints } from './readings.js'
+import { meterExchanges } from '../store/exchanges.js'
+import { saldoPoints } from './readings.js'
 import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
 
 export async function derivedConsumption(

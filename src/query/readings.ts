@@ -388,29 +388,4 @@ export async function saldoPoints(
   return { points, canonicalUnit: unit }
 }
 
-export interface ExchangeRow {
-  exchangedAt: number
-  oldFinalValue: number | null
-  newInitialValue: number | null
-}
-
-/** Recorded exchanges of one meter (values in the meter's unit, as stored). */
-export async function meterExchanges(
-  sql: Sql,
-  ws: number,
-  meterId: number,
-): Promise<ExchangeRow[]> {
-  const rows = await sql.query<Record<string, any>>(
-    `SELECT toUnixTimestamp64Milli(exchanged_at) AS t, old_final_value, new_initial_value
-     FROM meter_exchanges FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64}
-     ORDER BY exchanged_at, id`,
-    { ws, m: meterId },
-  )
-  return rows.map((r) => ({
-    exchangedAt: Number(r.t),
-    oldFinalValue: r.old_final_value === null ? null : Number(r.old_final_value),
-    newInitialValue: r.new_initial_value === null ? null : Number(r.new_initial_value),
-  }))
-}
-
 export { KIND_CODE }

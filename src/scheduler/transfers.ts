@@ -9,7 +9,7 @@ import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import { chTime, isoFromCh, parseChTime } from '../store/sql.js'
-import { listExchanges } from '../admin/meters.js'
+import { listExchanges } from '../store/exchanges.js'
 import { post } from '../events/send.js'
 
 export interface Transfer {
