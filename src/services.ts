@@ -6,6 +6,7 @@ import type { Events } from './events/stage.js'
 import type { Metrics } from './observability/metrics.js'
 import type { StreamStage } from './stream/stage.js'
 import type { ImportRunner } from './jobs/imports.js'
+import type { KeyQuarantine } from './ingest/key-quarantine.js'
 import type { WebhookRepo } from './webhooks/repo.js'
 import type { MqttService } from './mqtt/stage.js'
 import type { Clock } from './clock.js'
@@ -45,6 +46,8 @@ export interface Services {
   events?: Events
   webhooks?: WebhookRepo
   imports?: ImportRunner
+  /** wM-Bus telegrams waiting for their key (ingest/key-quarantine.ts). */
+  keyQuarantine?: KeyQuarantine
   metrics?: Metrics
   stream?: StreamStage
   mqtt?: MqttService

@@ -38,6 +38,10 @@ export const Config = Type.Object({
   WEBHOOK_MAPPING_BUDGET_MS: Type.Integer({ ...Positive, default: 2000 }),
   /** A repeat of one wM-Bus telegram within this window is a duplicate (ingest/telegram-repeats.ts); 0: off. */
   TELEGRAM_REPEAT_WINDOW_MS: Type.Integer({ minimum: 0, default: 600_000 }),
+  /** Key quarantine (docs/decoders.md "Key diagnostics"): days a telegram is kept for replay. */
+  QUARANTINE_RETENTION_DAYS: Type.Integer({ ...Positive, default: 7 }),
+  /** Key quarantine: telegrams kept per meter (the newest by recorded_at). */
+  QUARANTINE_PER_METER: Type.Integer({ ...Positive, default: 1000 }),
   /** MQTT ingest: lease of one subscription's connection; a dead owner is replaced after it. */
   MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
@@ -61,6 +65,8 @@ const numeric = new Set([
   'MAX_BATCH_ITEMS',
   'WEBHOOK_MAPPING_BUDGET_MS',
   'TELEGRAM_REPEAT_WINDOW_MS',
+  'QUARANTINE_RETENTION_DAYS',
+  'QUARANTINE_PER_METER',
   'MQTT_LEASE_S',
 ])
 

@@ -11,6 +11,7 @@ import type { ProfileRepo } from '../store/profiles.js'
 import type { TenantRepo } from '../store/tenants.js'
 import { admitBatch } from './admit.js'
 import { prepareBatch, type PreparedItem } from './prepare.js'
+import type { KeyQuarantine } from './key-quarantine.js'
 import { isCanonicalStatus } from './statuses.js'
 import type { Ingest, IngestOutcome, IngestRequest, ItemResult, ItemStatus } from './types.js'
 
@@ -26,6 +27,8 @@ export interface PipelineDeps {
   maxItems: number
   /** Window in which a repeat of one wM-Bus telegram is a duplicate (0: off). */
   telegramRepeatWindowMs?: number
+  /** Keeps telegrams rejected for a missing or wrong key (ingest/key-quarantine.ts). */
+  quarantine?: Pick<KeyQuarantine, 'keep'>
   /** Called once per delivery with its outcome (events, metrics). */
   onOutcome?: (ws: number, source: IngestRequest['source'], outcome: IngestOutcome) => void
 }
@@ -50,6 +53,8 @@ export class IngestPipeline implements Ingest {
     const ws = req.workspaceId
     const prepared = await prepareBatch(d, ws, req.items, req.errorPrefix ?? 'readings')
     const admitted = await admitBatch(d, ws, prepared)
+    // kept before the answer, so a telegram answered rejected for its key is never lost
+    await d.quarantine?.keep(ws, admitted)
 
     // Readings per meter, each tagged with its item so answers go back in request order.
     const perMeter = new Map<

@@ -8,6 +8,8 @@ import type { Outbox } from '../events/outbox.js'
 import type { Services } from '../services.js'
 import { WmbusFormatRepo } from '../store/wmbus-formats.js'
 import type { Stage } from '../stages.js'
+import { WmbusQuarantineRepo } from '../store/wmbus-quarantine.js'
+import { KeyQuarantine } from './key-quarantine.js'
 import { IngestPipeline } from './pipeline.js'
 
 export async function buildIngestStage(
@@ -26,6 +28,14 @@ export async function buildIngestStage(
     locks: s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null,
     now: () => s.clock.now(),
   })
+  const quarantine = new KeyQuarantine(
+    new WmbusQuarantineRepo(s.store.sql, {
+      retentionMs: s.config.QUARANTINE_RETENTION_DAYS * 86_400_000,
+      perMeter: s.config.QUARANTINE_PER_METER,
+    }),
+    () => s.clock.now(),
+  )
+  s.keyQuarantine = quarantine
   const pipeline = new IngestPipeline({
     meters: s.meters,
     profiles: s.profiles,
@@ -37,6 +47,7 @@ export async function buildIngestStage(
     now: () => s.clock.now(),
     maxItems: s.config.MAX_BATCH_ITEMS,
     telegramRepeatWindowMs: s.config.TELEGRAM_REPEAT_WINDOW_MS,
+    quarantine,
     onOutcome: (ws, source, outcome) => {
       // reading.rejected: once per delivery, never per reading (webhooks and imports
       // summarise their whole delivery themselves).

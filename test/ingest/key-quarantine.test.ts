@@ -1,0 +1,174 @@
+// Key diagnostics (docs/decoders.md): telegrams rejected for a missing or wrong wM-Bus key
+// are quarantined and replayed through ingest when the key is PUT. Both modes.
+import fs from 'node:fs'
+import t from 'tap'
+import { ManualClock } from '../../src/clock.js'
+import { startTestServer } from '../helpers/server.js'
+
+const crypto = fs
+  .readFileSync(new URL('../fixtures/wmbus/crypto-visible.jsonl', import.meta.url), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l))
+const mode5 = (id: string) =>
+  crypto.find((v: any) => v.scheme === 'mode5' && v.expect === 'ok' && v.id === id)!
+
+const clock = new ManualClock(Date.now())
+// One vector per meter: the same telegram bytes stand for several readings at different
+// recorded_at, so the heard-twice rule (which would answer them duplicate) is off here.
+const s = await startTestServer(
+  { WORKERS: '1', QUARANTINE_PER_METER: '2', TELEGRAM_REPEAT_WINDOW_MS: '0' },
+  { clock },
+)
+t.teardown(() => s.close())
+const base = clock.now() - 30 * 3600_000
+const at = (h: number) => new Date(base + h * 3600_000).toISOString()
+const tg = (telegram: string, h: number) => ({
+  profile: 'wmbus_oms',
+  payload: { telegram },
+  recorded_at: at(h),
+})
+const report = (token: string, readings: unknown[]) =>
+  s.call('POST', '/api/v1/reportData', { token, body: { readings } })
+const services = s.app.services
+const meterOf = async (ws: number, identifier: string) =>
+  (await services.meters.byIdentifier(ws, identifier))!
+const stored = async (meterId: number) =>
+  (
+    await services.store.sql.query<{ recorded_at: string }>(
+      `SELECT toString(recorded_at) AS recorded_at FROM readings FINAL WHERE meter_id = ${meterId} ORDER BY recorded_at`,
+    )
+  ).map((r) => new Date(r.recorded_at.replace(' ', 'T') + 'Z').toISOString())
+const putKey = (meterId: number, key: string | null) =>
+  s.admin('PUT', `/meters/${meterId}/wmbus-key`, { key })
+
+t.test('no key: rejected_unconfigured and quarantined; PUT key replays it', async (t) => {
+  const v = mode5('24048412')
+  const { token, workspaceId } = await s.tenant()
+  const r = await report(token, [tg(v.telegram, 0), tg(v.telegram, 5)])
+  t.equal(r.status, 200, r.text)
+  t.same(
+    r.body.results.map((x: any) => x.status),
+    ['rejected_unconfigured', 'rejected_unconfigured'],
+  )
+  const m = await meterOf(workspaceId, v.id)
+  const waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  t.same(
+    waiting.map((w) => [w.recorded_at_text, w.telegram, w.reason]),
+    [
+      [at(0), v.telegram, 'encrypted telegram and no key configured'],
+      [at(5), v.telegram, 'encrypted telegram and no key configured'],
+    ],
+  )
+  t.same(await stored(m.id), [], 'nothing stored yet')
+
+  const put = await putKey(m.id, v.key)
+  t.equal(put.data.has_key, true)
+  t.equal(put.data.replay.status, 'completed')
+  t.equal(put.data.replay.replayed, 2)
+  t.same(await stored(m.id), [at(0), at(5)], 'readings stored with their original recorded_at')
+  const job = await s.admin('GET', `/imports/${put.data.replay.import_id}`)
+  t.match(job.data, {
+    workspace_id: workspaceId,
+    status: 'completed',
+    accepted: 2,
+    duplicates: 0,
+    rejected: 0,
+  })
+  t.same(await services.keyQuarantine!.list(workspaceId, m.id), [], 'replayed ones removed')
+  const again = await putKey(m.id, v.key)
+  t.equal(again.data.replay, null, 'nothing left to replay')
+})
+
+t.test('wrong key: quarantined; the correct key replays it', async (t) => {
+  const v = mode5('55099592')
+  const { token, workspaceId } = await s.tenant()
+  // the meter exists first (rejected_unconfigured), then gets a wrong key
+  await report(token, [tg(v.telegram, 0)])
+  const m = await meterOf(workspaceId, v.id)
+  const wrong = await putKey(m.id, '00112233445566778899aabbccddeeff')
+  t.equal(wrong.data.replay.status, 'completed')
+  t.equal(wrong.data.replay.replayed, 1)
+  const job1 = await s.admin('GET', `/imports/${wrong.data.replay.import_id}`)
+  t.match(job1.data, { accepted: 0, rejected: 1 }, 'still the wrong key: rejected again')
+  const r = await report(token, [tg(v.telegram, 1)])
+  t.equal(r.body.results[0].status, 'rejected_undecodable')
+  t.match(r.body.results[0].reason, /^wrong key/)
+  const waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  t.equal(waiting.length, 2, 'both kept')
+  t.match(waiting[1]!.reason, /^wrong key/)
+  const put = await putKey(m.id, v.key)
+  const job = await s.admin('GET', `/imports/${put.data.replay.import_id}`)
+  t.match(job.data, { status: 'completed', accepted: 2, rejected: 0 })
+  t.same(await stored(m.id), [at(0), at(1)])
+  t.same(await services.keyQuarantine!.list(workspaceId, m.id), [])
+})
+
+t.test('bounds: newest N per meter, and the retention by received time', async (t) => {
+  const v = mode5('70023757')
+  const { token, workspaceId } = await s.tenant()
+  await report(token, [tg(v.telegram, 0), tg(v.telegram, 1), tg(v.telegram, 2)])
+  const m = await meterOf(workspaceId, v.id)
+  let waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  t.same(
+    waiting.map((w) => w.recorded_at_text),
+    [at(1), at(2)],
+    'QUARANTINE_PER_METER=2 keeps the newest two',
+  )
+  const [{ n }] = await services.store.sql.query<{ n: string }>(
+    `SELECT count() AS n FROM wmbus_quarantine FINAL WHERE meter_id = ${m.id}`,
+  )
+  t.equal(Number(n), 2, 'the oldest is deleted, not only hidden')
+
+  // 8 days later (default retention 7 days) both have expired
+  clock.advance(8 * 86_400_000)
+  waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  t.same(waiting, [], 'expired ones are not replayed')
+  const r = await report(token, [tg(v.telegram, 3)])
+  t.equal(r.body.results[0].status, 'rejected_unconfigured')
+  const [{ n: left }] = await services.store.sql.query<{ n: string }>(
+    `SELECT count() AS n FROM wmbus_quarantine FINAL WHERE meter_id = ${m.id}`,
+  )
+  t.equal(Number(left), 1, 'expired rows deleted when the meter quarantines again')
+  const put = await putKey(m.id, v.key)
+  t.equal(put.data.replay.replayed, 1)
+  t.same(await stored(m.id), [at(3)])
+})
+
+t.test('workspaces never see each other’s quarantine', async (t) => {
+  const v = mode5('32587798')
+  const a = await s.tenant()
+  const b = await s.tenant()
+  await report(a.token, [tg(v.telegram, 0)])
+  await report(b.token, [tg(v.telegram, 0)])
+  const ma = await meterOf(a.workspaceId, v.id)
+  const mb = await meterOf(b.workspaceId, v.id)
+  t.not(ma.id, mb.id)
+  t.same(await services.keyQuarantine!.list(a.workspaceId, mb.id), [], 'A asks for B’s meter')
+  const put = await putKey(ma.id, v.key)
+  t.equal(put.data.replay.replayed, 1)
+  t.same(await stored(ma.id), [at(0)])
+  t.same(await stored(mb.id), [], 'B’s telegram is not replayed with A’s key')
+  t.equal((await services.keyQuarantine!.list(b.workspaceId, mb.id)).length, 1, 'B still waits')
+})
+
+t.test('odd input on the quarantine path never crashes', async (t) => {
+  const v = mode5('24048412')
+  const { token, workspaceId } = await s.tenant()
+  // the encrypted frame with its encrypted bytes flipped, cut short or padded
+  const hex: string = v.telegram
+  const odd = [
+    hex.slice(0, 30) +
+      hex.slice(30).replace(/[0-9A-F]/g, (c: string) => (15 - parseInt(c, 16)).toString(16)),
+    hex.slice(0, hex.length - 8),
+    hex + '00000000',
+    hex.slice(0, 24),
+  ]
+  const items = odd.map((x, i) => tg(x, i))
+  const r = await report(token, items)
+  t.ok(r.status === 200 || r.status === 422, `${r.status} ${r.text}`)
+  const m = await services.meters.byIdentifier(workspaceId, v.id)
+  if (!m) return
+  const put = await putKey(m.id, v.key)
+  t.ok(put.data.replay === null || put.data.replay.status === 'completed', JSON.stringify(put))
+})
