@@ -4,145 +4,52 @@
 // condition no longer holds, or whose meter is no longer watched, resolves (`alert.resolved`).
 import type { Services } from '../services.js'
 import { isOperational, type Meter } from '../store/meters.js'
-import { chTime, isoFromCh, parseChTime } from '../store/sql.js'
+import {
+  AlertStore,
+  latestReadings,
+  type Alert,
+  type AlertRule,
+  type AlertRuleType,
+} from '../store/alerts.js'
 import { latestStatuses } from '../store/status.js'
 
-export type AlertRuleType = 'no_data' | 'status' | 'quality'
-
-export interface AlertRule {
-  id: number
-  workspace_id: number
-  type: AlertRuleType
-  params: Record<string, unknown>
-  created_at: string
-}
-
-export interface Alert {
-  id: number
-  workspace_id: number
-  rule_id: number
-  meter_id: number
-  state: 'open' | 'resolved'
-  opened_at: string
-  resolved_at: string | null
-  resolved_by: string | null
-  detail: string
-}
+export type { Alert, AlertRule, AlertRuleType } from '../store/alerts.js'
 
 export class AlertRepo {
-  constructor(private readonly s: Services) {}
+  private readonly rows: AlertStore
 
-  async createRule(
-    ws: number,
-    type: AlertRuleType,
-    params: Record<string, unknown>,
-  ): Promise<AlertRule> {
-    const rule: AlertRule = {
-      id: await this.s.store.nextId('alert_rules'),
-      workspace_id: ws,
-      type,
-      params,
-      created_at: new Date(this.s.clock.now()).toISOString(),
-    }
-    await this.s.store.sql.insertJsonEachRow(
-      'alert_rules',
-      JSON.stringify({
-        ...rule,
-        params: JSON.stringify(params),
-        created_at: chTime(this.s.clock.now()),
-        deleted: 0,
-        version: await this.s.store.sharedVersion(),
-      }),
-    )
-    return rule
+  constructor(private readonly s: Services) {
+    this.rows = new AlertStore(s.store)
   }
 
-  async rules(ws: number): Promise<AlertRule[]> {
-    const rows = await this.s.store.sql.query<Record<string, any>>(
-      'SELECT * FROM alert_rules FINAL WHERE workspace_id = {ws:UInt64} AND deleted = 0 ORDER BY id',
-      { ws },
-    )
-    return rows.map((r) => ({
-      id: Number(r.id),
-      workspace_id: Number(r.workspace_id),
-      type: r.type,
-      params: JSON.parse(r.params),
-      created_at: isoFromCh(r.created_at)!,
-    }))
+  createRule(ws: number, type: AlertRuleType, params: Record<string, unknown>) {
+    return this.rows.createRule(ws, type, params, this.s.clock.now())
   }
-
-  private fromRow(r: Record<string, any>): Alert {
-    return {
-      id: Number(r.id),
-      workspace_id: Number(r.workspace_id),
-      rule_id: Number(r.rule_id),
-      meter_id: Number(r.meter_id),
-      state: r.state,
-      opened_at: isoFromCh(r.opened_at)!,
-      resolved_at: isoFromCh(r.resolved_at),
-      resolved_by: r.resolved_by,
-      detail: r.detail,
-    }
+  rules(ws: number) {
+    return this.rows.rules(ws)
   }
-
-  async list(ws: number, state?: 'open' | 'resolved'): Promise<Alert[]> {
-    const rows = await this.s.store.sql.query<Record<string, any>>(
-      `SELECT * FROM alerts FINAL WHERE workspace_id = {ws:UInt64} ${state ? 'AND state = {state:String}' : ''} ORDER BY id DESC`,
-      state ? { ws, state } : { ws },
-    )
-    return rows.map((r) => this.fromRow(r))
+  list(ws: number, state?: 'open' | 'resolved') {
+    return this.rows.list(ws, state)
   }
-
-  async get(id: number): Promise<Alert | null> {
-    const [r] = await this.s.store.sql.query<Record<string, any>>(
-      'SELECT * FROM alerts FINAL WHERE id = {id:UInt64} LIMIT 1',
-      { id },
-    )
-    return r ? this.fromRow(r) : null
+  get(id: number) {
+    return this.rows.get(id)
   }
-
-  async save(a: Alert): Promise<void> {
-    await this.s.store.sql.insertJsonEachRow(
-      'alerts',
-      JSON.stringify({
-        ...a,
-        opened_at: chTime(Date.parse(a.opened_at)),
-        resolved_at: a.resolved_at ? chTime(Date.parse(a.resolved_at)) : null,
-        version: await this.s.store.sharedVersion(),
-      }),
-    )
+  save(a: Alert) {
+    return this.rows.save(a)
   }
-
-  /** `rule:meter` pairs whose member-resolved alert waits for its condition to clear. */
-  async waiting(ws: number): Promise<Set<string>> {
-    const rows = await this.s.store.sql.query<{ rule_id: string; meter_id: string }>(
-      'SELECT rule_id, meter_id FROM alert_rearm FINAL WHERE workspace_id = {ws:UInt64} AND waiting = 1',
-      { ws },
-    )
-    return new Set(rows.map((r) => `${Number(r.rule_id)}:${Number(r.meter_id)}`))
+  waiting(ws: number) {
+    return this.rows.waiting(ws)
   }
-
-  /** Marks (rule, meter) of `a` as waiting for its condition to clear, or re-armed. */
-  async setWaiting(
+  setWaiting(
     a: { workspace_id: number; rule_id: number; meter_id: number; id?: number },
     waiting: boolean,
-  ): Promise<void> {
-    await this.s.store.sql.insertJsonEachRow(
-      'alert_rearm',
-      JSON.stringify({
-        workspace_id: a.workspace_id,
-        rule_id: a.rule_id,
-        meter_id: a.meter_id,
-        alert_id: a.id ?? 0,
-        waiting: waiting ? 1 : 0,
-        version: await this.s.store.sharedVersion(),
-      }),
-    )
+  ) {
+    return this.rows.setWaiting(a, waiting)
   }
 
   async open(rule: AlertRule, meter: Meter, detail: string, now: number): Promise<Alert> {
     const a: Alert = {
-      id: await this.s.store.nextId('alerts'),
+      id: await this.rows.nextAlertId(),
       workspace_id: rule.workspace_id,
       rule_id: rule.id,
       meter_id: meter.id,
@@ -201,21 +108,6 @@ function alertEvent(a: Alert, rule: AlertRule | null, meter: Meter | null) {
   }
 }
 
-/** Per meter: time of the newest reading (any kind) and that reading's quality flags. */
-async function latestReadings(
-  s: Services,
-  ws: number,
-): Promise<Map<number, { at: number; flags: string[] }>> {
-  const rows = await s.store.sql.query<{ meter_id: string; at: string; flags: string[] }>(
-    `SELECT meter_id, max(recorded_at) AS at, argMax(quality_flags, (recorded_at, version)) AS flags
-     FROM readings WHERE workspace_id = {ws:UInt64} GROUP BY meter_id`,
-    { ws },
-  )
-  const out = new Map<number, { at: number; flags: string[] }>()
-  for (const r of rows) out.set(Number(r.meter_id), { at: parseChTime(r.at), flags: r.flags })
-  return out
-}
-
 /** The condition of `rule` for `meter`: a detail text when it holds, otherwise null. */
 function condition(
   rule: AlertRule,
@@ -268,7 +160,7 @@ export async function evaluateAlerts(
     if (!rules.length && !open.length) continue
     const meters = await s.meters.list(ws)
     const byId = new Map(meters.map((m) => [m.id, m]))
-    const latest = await latestReadings(s, ws)
+    const latest = await latestReadings(s.store.sql, ws)
     const statuses = await latestStatuses(s.store.sql, ws)
     const openByKey = new Map(open.map((a) => [`${a.rule_id}:${a.meter_id}`, a]))
     const rulesById = new Map(rules.map((r) => [r.id, r]))
