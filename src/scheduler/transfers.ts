@@ -8,20 +8,12 @@ import { deriveConsumption } from '../query/derive.js'
 import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
-import { chTime, isoFromCh, parseChTime } from '../store/sql.js'
+import { parseChTime } from '../store/sql.js'
+import { consumptionSum, saldoAround, TransferStore, type Transfer } from '../store/transfers.js'
 import { listExchanges } from '../store/exchanges.js'
 import { post } from '../events/send.js'
 
-export interface Transfer {
-  id: number
-  workspace_id: number
-  url: string
-  cron: string
-  group_id: number | null
-  last_run_at: string | null
-  last_status: string | null
-  created_at: string
-}
+export type { Transfer } from '../store/transfers.js'
 
 const DAY_MS = 86_400_000
 const TIMEOUT_MS = 10_000
@@ -43,49 +35,10 @@ export function parseCron(expr: string): Cron {
   return new Cron(expr, { timezone: 'UTC', paused: true })
 }
 
-export class TransferRepo {
-  constructor(private readonly s: Services) {}
-
-  private fromRow(r: Record<string, any>): Transfer {
-    return {
-      id: Number(r.id),
-      workspace_id: Number(r.workspace_id),
-      url: r.url,
-      cron: r.cron,
-      group_id: r.group_id === null ? null : Number(r.group_id),
-      last_run_at: isoFromCh(r.last_run_at),
-      last_status: r.last_status,
-      created_at: isoFromCh(r.created_at)!,
-    }
-  }
-
-  async list(ws?: number): Promise<Transfer[]> {
-    const rows = await this.s.store.sql.query<Record<string, any>>(
-      `SELECT * FROM transfers FINAL WHERE deleted = 0 ${ws !== undefined ? 'AND workspace_id = {ws:UInt64}' : ''} ORDER BY id`,
-      ws !== undefined ? { ws } : {},
-    )
-    return rows.map((r) => this.fromRow(r))
-  }
-
-  async get(id: number): Promise<Transfer | null> {
-    const [r] = await this.s.store.sql.query<Record<string, any>>(
-      'SELECT * FROM transfers FINAL WHERE id = {id:UInt64} AND deleted = 0 LIMIT 1',
-      { id },
-    )
-    return r ? this.fromRow(r) : null
-  }
-
-  async save(t: Transfer, deleted = false): Promise<void> {
-    await this.s.store.sql.insertJsonEachRow(
-      'transfers',
-      JSON.stringify({
-        ...t,
-        last_run_at: t.last_run_at ? chTime(Date.parse(t.last_run_at)) : null,
-        created_at: chTime(Date.parse(t.created_at)),
-        deleted: deleted ? 1 : 0,
-        version: await this.s.store.sharedVersion(),
-      }),
-    )
+/** The stored transfers; built from the services, as the admin routes and tests do. */
+export class TransferRepo extends TransferStore {
+  constructor(s: Services) {
+    super(s.store)
   }
 }
 
@@ -109,31 +62,13 @@ async function groupMeters(s: Services, t: Transfer): Promise<Meter[]> {
 /** One meter's consumption in [from, to): consumption readings summed, else derived from saldo. */
 async function dailyConsumption(s: Services, m: Meter, from: number, to: number) {
   const sql = s.store.sql
-  const p = { ws: m.workspace_id, m: m.id, from: chTime(from), to: chTime(to) }
-  const [c] = await sql.query<{ n: string; total: number | null }>(
-    `SELECT count() AS n, sum(canonical_value) AS total FROM readings FINAL
-     WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'consumption'
-       AND canonical_value IS NOT NULL
-       AND recorded_at >= {from:DateTime64(3, 'UTC')} AND recorded_at < {to:DateTime64(3, 'UTC')}`,
-    p,
-  )
+  const w = { ws: m.workspace_id, meterId: m.id, from, to }
+  const c = await consumptionSum(sql, w)
   const unit = familyOf(meterUnit(m))
-  if (c && Number(c.n) > 0)
-    return { consumption: Number(c.total), unit: unit ?? null, source: 'consumption' }
+  if (c.n > 0) return { consumption: Number(c.total), unit: unit ?? null, source: 'consumption' }
   // Saldo: the last reading before the day plus the day's readings; intervals ending inside
   // the day count for it.
-  const rows = await sql.query<{ at: string; v: number; u: string | null }>(
-    `SELECT at, v, u FROM (
-       SELECT recorded_at AS at, canonical_value AS v, canonical_unit AS u FROM readings FINAL
-       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo' AND canonical_value IS NOT NULL
-         AND recorded_at < {from:DateTime64(3, 'UTC')} ORDER BY recorded_at DESC LIMIT 1
-       UNION ALL
-       SELECT recorded_at AS at, canonical_value AS v, canonical_unit AS u FROM readings FINAL
-       WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND kind = 'saldo' AND canonical_value IS NOT NULL
-         AND recorded_at >= {from:DateTime64(3, 'UTC')} AND recorded_at < {to:DateTime64(3, 'UTC')}
-     ) ORDER BY at`,
-    p,
-  )
+  const rows = await saldoAround(sql, w)
   if (rows.length < 2)
     return {
       consumption: null,
