@@ -109,7 +109,8 @@ export function registerMeterAdmin(router: Router, s: Services): void {
     await s.meters.save(next)
     // telegrams quarantined for want of this key go through ingest now (jobs/key-replay.ts)
     const replay = next.wmbus_key ? await replayQuarantine(s, m.workspace_id, m.id) : null
-    return json(200, { data: { meter_id: m.id, has_key: next.wmbus_key !== null, replay } })
+    const data = { meter_id: m.id, has_key: next.wmbus_key !== null }
+    return json(200, { data: replay ? { ...data, replay } : data })
   })
 
   adminRoute(router, s, 'POST', '/meters/:meter/exchanges', async (req) => {

@@ -1,10 +1,11 @@
 // Replay of a meter's quarantined telegrams once its wM-Bus key is PUT (docs/decoders.md
 // "Key diagnostics"). They go through the ordinary ingest path with their original
 // recorded_at, reported the way an import is: a record in `imports` (GET
-// /admin/v1/imports/{id}) and an `import.completed` event. Telegrams that were stored
-// (created, or a duplicate of one stored) leave the quarantine; those rejected again stay
-// (the pipeline keeps them again when the key is still wrong).
+// /admin/v1/imports/{id}) and an `import.completed` event. Every replayed telegram leaves the
+// quarantine except those rejected for their key again (still the wrong key): stored ones
+// are done, and another rejection (say an unsupported security mode) no key would change.
 import { RejectionTally } from '../events/rejections.js'
+import { isKeyRejection } from '../ingest/key-quarantine.js'
 import type { Services } from '../services.js'
 import { IMPORT_CHUNK, ImportRunner, type ImportRecord } from './imports.js'
 
@@ -55,14 +56,14 @@ export async function replayQuarantine(
       r.duplicates += out.duplicates
       r.rejected += out.rejected
       tally.add(out.results)
-      const stored = chunk.filter((_, i) => {
-        const st = out.results[i]?.status
-        return st === 'created' || st === 'duplicate'
+      const settled = chunk.filter((_, i) => {
+        const res = out.results[i]
+        return res !== undefined && !isKeyRejection(res.status, res.reason)
       })
       await q.remove(
         ws,
         meterId,
-        stored.map((t) => t.telegram),
+        settled.map((t) => t.telegram),
       )
     }
   } catch (e) {

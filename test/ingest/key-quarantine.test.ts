@@ -77,7 +77,7 @@ t.test('no key: rejected_unconfigured and quarantined; PUT key replays it', asyn
   })
   t.same(await services.keyQuarantine!.list(workspaceId, m.id), [], 'replayed ones removed')
   const again = await putKey(m.id, v.key)
-  t.equal(again.data.replay, null, 'nothing left to replay')
+  t.same(again.data, { meter_id: m.id, has_key: true }, 'nothing left to replay')
 })
 
 t.test('wrong key: quarantined; the correct key replays it', async (t) => {
@@ -170,5 +170,10 @@ t.test('odd input on the quarantine path never crashes', async (t) => {
   const m = await services.meters.byIdentifier(workspaceId, v.id)
   if (!m) return
   const put = await putKey(m.id, v.key)
-  t.ok(put.data.replay === null || put.data.replay.status === 'completed', JSON.stringify(put))
+  t.ok(put.data.replay === undefined || put.data.replay.status === 'completed', JSON.stringify(put))
+  t.same(
+    await services.keyQuarantine!.list(workspaceId, m.id),
+    [],
+    'nothing a key cannot fix stays',
+  )
 })
