@@ -243,8 +243,15 @@ export const COMMANDS = {
   'meters:wmbus-key': {
     method: 'PUT',
     path: '/meters/{meter}/wmbus-key',
-    summary: 'Store (32 hex chars) or clear ("null") the wM-Bus AES key.',
+    summary:
+      'Store (32 hex chars) or clear ("null") the wM-Bus AES key; storing one replays the quarantined telegrams.',
     options: { meter: { type: 'int', required: true }, key: { type: 'string?', required: true } },
+  },
+  'meters:quarantine': {
+    method: 'GET',
+    path: '/meters/{meter}/quarantine',
+    summary: 'wM-Bus telegrams kept for want of a key (replayed by the next key PUT).',
+    options: { meter: { type: 'int', required: true } },
   },
   'meters:exchange': {
     method: 'POST',

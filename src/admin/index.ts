@@ -14,6 +14,7 @@ import { registerPresetAdmin } from './presets.js'
 import { registerMqttAdmin } from './mqtt.js'
 import { registerSqlAccessAdmin } from './sql-access.js'
 import { registerDecodeAdmin } from './decode.js'
+import { registerQuarantineAdmin } from './quarantine.js'
 
 /** Every /admin/v1 route group. */
 export function registerAdmin(router: Router, s: Services): void {
@@ -31,4 +32,5 @@ export function registerAdmin(router: Router, s: Services): void {
   registerMqttAdmin(router, s)
   registerSqlAccessAdmin(router, s)
   registerDecodeAdmin(router, s)
+  registerQuarantineAdmin(router, s)
 }

@@ -331,7 +331,7 @@ export const ROUTES: Record<string, RouteDoc> = {
     body: ameters.ProfileBody,
   },
   'PUT /admin/v1/meters/{meter}/wmbus-key': {
-    summary: 'Store or clear the wM-Bus key',
+    summary: 'Store or clear the wM-Bus key; storing one replays the quarantined telegrams',
     auth: 'admin',
     body: ameters.WmbusKeyBody,
   },
@@ -347,6 +347,10 @@ export const ROUTES: Record<string, RouteDoc> = {
     success: 201,
   },
   'GET /admin/v1/meters/{meter}/exchanges': { summary: 'List meter exchanges', auth: 'admin' },
+  'GET /admin/v1/meters/{meter}/quarantine': {
+    summary: 'wM-Bus telegrams kept for want of a key, replayed by the next key PUT',
+    auth: 'admin',
+  },
   'GET /admin/v1/workspaces/{ws}/profiles': {
     summary: 'Built-in and workspace profiles',
     auth: 'admin',

@@ -61,6 +61,13 @@ t.test('no key: rejected_unconfigured and quarantined; PUT key replays it', asyn
     ],
   )
   t.same(await stored(m.id), [], 'nothing stored yet')
+  const listed = await s.admin('GET', `/meters/${m.id}/quarantine`)
+  t.same(
+    listed.data.map((x: any) => [x.recorded_at, x.telegram, x.reason]),
+    waiting.map((w) => [w.recorded_at_text, w.telegram, w.reason]),
+    'GET /admin/v1/meters/{meter}/quarantine lists them',
+  )
+  t.notMatch(JSON.stringify(listed), v.key, 'no key in the listing')
 
   const put = await putKey(m.id, v.key)
   t.equal(put.data.has_key, true)
@@ -76,6 +83,7 @@ t.test('no key: rejected_unconfigured and quarantined; PUT key replays it', asyn
     rejected: 0,
   })
   t.same(await services.keyQuarantine!.list(workspaceId, m.id), [], 'replayed ones removed')
+  t.same((await s.admin('GET', `/meters/${m.id}/quarantine`)).data, [])
   const again = await putKey(m.id, v.key)
   t.same(again.data, { meter_id: m.id, has_key: true }, 'nothing left to replay')
 })
@@ -150,6 +158,9 @@ t.test('workspaces never see each other’s quarantine', async (t) => {
   t.same(await stored(ma.id), [at(0)])
   t.same(await stored(mb.id), [], 'B’s telegram is not replayed with A’s key')
   t.equal((await services.keyQuarantine!.list(b.workspaceId, mb.id)).length, 1, 'B still waits')
+  t.equal((await s.admin('GET', `/meters/${mb.id}/quarantine`)).data.length, 1)
+  const none = await s.call('GET', '/admin/v1/meters/999999/quarantine', { token: s.adminToken })
+  t.equal(none.status, 404, none.text)
 })
 
 t.test('odd input on the quarantine path never crashes', async (t) => {

@@ -1,0 +1,22 @@
+// Operator API: a meter's wM-Bus key quarantine (docs/decoders.md "Key diagnostics"): the
+// telegrams waiting for the right key, so an operator sees what a key PUT would replay.
+import type { Router } from '../http/router.js'
+import { json } from '../http/types.js'
+import type { Services } from '../services.js'
+import { adminRoute, idParam, notFound } from './guard.js'
+
+export function registerQuarantineAdmin(router: Router, s: Services): void {
+  adminRoute(router, s, 'GET', '/meters/:meter/quarantine', async (req) => {
+    const id = idParam(req, 'meter')
+    const m = (await s.meters.findAnyById(id)) ?? notFound('meter', id)
+    const rows = s.keyQuarantine ? await s.keyQuarantine.list(m.workspace_id, m.id) : []
+    return json(200, {
+      data: rows.map((r) => ({
+        recorded_at: r.recorded_at_text,
+        telegram: r.telegram,
+        reason: r.reason,
+        received_at: new Date(r.received_at).toISOString(),
+      })),
+    })
+  })
+}
