@@ -9,6 +9,7 @@ import { apiError } from '../errors.js'
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { chTime } from '../store/sql.js'
+import { deleteStatusVersions } from '../store/status.js'
 import type { Store } from '../store/store.js'
 import {
   canonicalize,
@@ -429,12 +430,9 @@ export class MeterActor {
         await this.env.store.readings.write(body, rows.length)
       } catch (err) {
         if (statusCount)
-          await this.env.store.sql
-            .exec(
-              'DELETE FROM status_reports WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND version IN {v:Array(UInt64)}',
-              { ws, m: meter.id, v: statusVersions },
-            )
-            .catch(() => {})
+          await deleteStatusVersions(this.env.store.sql, ws, meter.id, statusVersions).catch(
+            () => {},
+          )
         throw err
       }
 

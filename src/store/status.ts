@@ -74,3 +74,19 @@ export async function pageStatusReports(
     total,
   }
 }
+
+/**
+ * Takes back status reports written for a turn whose readings could not be stored, by their
+ * exact versions (other versions of the same reports stay).
+ */
+export async function deleteStatusVersions(
+  sql: Sql,
+  ws: number,
+  meterId: number,
+  versions: number[],
+): Promise<void> {
+  await sql.exec(
+    'DELETE FROM status_reports WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} AND version IN {v:Array(UInt64)}',
+    { ws, m: meterId, v: versions },
+  )
+}
