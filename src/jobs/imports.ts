@@ -9,7 +9,7 @@ import { HeldLease } from '../coord/held-lease.js'
 import { ApiError } from '../errors.js'
 import { RejectionTally } from '../events/rejections.js'
 import type { Services } from '../services.js'
-import { chTime, isoFromCh } from '../store/sql.js'
+import { ImportStore, type ImportRecord } from '../store/imports.js'
 
 export const IMPORT_CHUNK = 1000
 /**
@@ -18,17 +18,7 @@ export const IMPORT_CHUNK = 1000
  */
 export const IMPORT_LEASE_MS = 30_000
 
-export interface ImportRecord {
-  id: number
-  workspace_id: number
-  status: 'running' | 'completed' | 'failed'
-  accepted: number
-  duplicates: number
-  rejected: number
-  error: string | null
-  created_at: string
-  finished_at: string | null
-}
+export type { ImportRecord } from '../store/imports.js'
 
 export const importView = (r: ImportRecord) => ({
   id: r.id,
@@ -48,37 +38,18 @@ export class ImportRunner {
   private readonly mine = new Set<number>()
   private readonly owner = `imports:${crypto.randomUUID()}`
 
-  constructor(private readonly s: Services) {}
+  private readonly rows: ImportStore
 
-  async save(r: ImportRecord): Promise<void> {
-    await this.s.store.sql.insertJsonEachRow(
-      'imports',
-      JSON.stringify({
-        ...r,
-        created_at: chTime(Date.parse(r.created_at)),
-        finished_at: r.finished_at ? chTime(Date.parse(r.finished_at)) : null,
-        version: await this.s.store.sharedVersion(),
-      }),
-    )
+  constructor(private readonly s: Services) {
+    this.rows = new ImportStore(s.store)
   }
 
-  async get(id: number): Promise<ImportRecord | null> {
-    const [r] = await this.s.store.sql.query<Record<string, any>>(
-      'SELECT * FROM imports FINAL WHERE id = {id:UInt64} LIMIT 1',
-      { id },
-    )
-    if (!r) return null
-    return {
-      id: Number(r.id),
-      workspace_id: Number(r.workspace_id),
-      status: r.status,
-      accepted: Number(r.accepted),
-      duplicates: Number(r.duplicates),
-      rejected: Number(r.rejected),
-      error: r.error,
-      created_at: isoFromCh(r.created_at)!,
-      finished_at: isoFromCh(r.finished_at),
-    }
+  save(r: ImportRecord): Promise<void> {
+    return this.rows.save(r)
+  }
+
+  get(id: number): Promise<ImportRecord | null> {
+    return this.rows.get(id)
   }
 
   /**
@@ -87,17 +58,14 @@ export class ImportRunner {
    * whose lease another live instance still holds is left alone.
    */
   async failInterrupted(): Promise<number> {
-    const rows = await this.s.store.sql.query<{ id: string }>(
-      "SELECT id FROM imports FINAL WHERE status = 'running'",
-    )
     let failed = 0
-    for (const { id } of rows) {
-      if (this.mine.has(Number(id))) continue
+    for (const id of await this.rows.runningIds()) {
+      if (this.mine.has(id)) continue
       const key = `import:${id}`
       // Taking the lease proves its owner is gone; holding it, we are the one to fail it.
       if (!(await this.s.coord.lease(key, this.owner, IMPORT_LEASE_MS))) continue
       try {
-        const r = await this.get(Number(id))
+        const r = await this.get(id)
         if (r?.status === 'running') {
           await this.finish(r, 'failed', 'The import was interrupted by a restart.')
           failed++
