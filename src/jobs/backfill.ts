@@ -10,6 +10,7 @@ import { pulseReadings, storedPulseCounts } from '../ingest/pulses.js'
 import { canonicalize, isUnit, meterUnit, settingToCanonical } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
+import { rewriteReadings, storedReadings } from '../store/meter-data.js'
 import type { StoredReadingRow } from '../store/reading-row.js'
 import { parseChTime } from '../store/sql.js'
 
@@ -21,10 +22,7 @@ const sameArr = (a: readonly string[], b: readonly string[]) =>
 /** Rewrites one meter's readings where they changed; returns how many rows were rewritten. */
 export async function backfillMeter(s: Services, m: Meter): Promise<number> {
   await s.store.flush()
-  const rows = await s.store.sql.query<StoredReadingRow>(
-    `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} ORDER BY recorded_at, kind`,
-    { ws: m.workspace_id, m: m.id },
-  )
+  const rows = await storedReadings(s.store, m.workspace_id, m.id)
   if (!rows.length) return 0
   const canon = (v: number | null) => settingToCanonical(m, v)
   const exchanges = (await listExchanges(s.store.sql, m.workspace_id, m.id)).map((e) => ({
@@ -81,8 +79,7 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
       }),
     )
   })
-  for (let i = 0; i < changed.length; i += WRITE_CHUNK)
-    await s.store.sql.insertJsonEachRow('readings', changed.slice(i, i + WRITE_CHUNK).join('\n'))
+  await rewriteReadings(s.store, changed, WRITE_CHUNK)
   // Meter actors holding this meter's timeline in memory reload it.
   if (changed.length)
     await s.coord.publish('readings-rewritten', `${m.workspace_id}:${m.id}`).catch(() => {})

@@ -1,5 +1,6 @@
 // Everything stored for one meter besides its row: readings (and their rollup), status
 // reports and exchanges. Removed together when the meter is deleted.
+import type { StoredReadingRow } from './reading-row.js'
 import { deleteRollup } from './rollup.js'
 import { isoFromCh } from './sql.js'
 import type { Store } from './store.js'
@@ -38,4 +39,22 @@ export async function purgeMeterData(store: Store, ws: number, meterId: number):
   await deleteRollup(store.sql, ws, { meterId })
   await store.sql.exec(`DELETE FROM status_reports WHERE ${where}`, p)
   await store.sql.exec(`DELETE FROM meter_exchanges WHERE ${where}`, p)
+}
+
+/** Every stored reading of the meter, newest version of each, oldest first. */
+export async function storedReadings(
+  store: Store,
+  ws: number,
+  meterId: number,
+): Promise<StoredReadingRow[]> {
+  return store.sql.query<StoredReadingRow>(
+    `SELECT * FROM readings FINAL WHERE workspace_id = {ws:UInt64} AND meter_id = {m:UInt64} ORDER BY recorded_at, kind`,
+    { ws, m: meterId },
+  )
+}
+
+/** Writes new versions of readings rows (JSONEachRow lines), in INSERTs of `chunk` rows. */
+export async function rewriteReadings(store: Store, lines: string[], chunk = 5000): Promise<void> {
+  for (let i = 0; i < lines.length; i += chunk)
+    await store.sql.insertJsonEachRow('readings', lines.slice(i, i + chunk).join('\n'))
 }
