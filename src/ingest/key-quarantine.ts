@@ -43,6 +43,11 @@ export class KeyQuarantine {
     return this.repo.list(ws, meterId, this.now())
   }
 
+  /** Drops what is past the retention in every workspace (scheduler/retention.ts). */
+  pruneExpired(): Promise<number> {
+    return this.repo.pruneExpired(this.now())
+  }
+
   remove(ws: number, meterId: number, telegrams: string[]): Promise<void> {
     return this.repo.remove(ws, meterId, telegrams)
   }

@@ -12,5 +12,7 @@ export async function pruneRetention(s: Services, now: number): Promise<{ pruned
     if (w.retention_days === null || w.retention_days === undefined) continue
     pruned += await pruneWorkspace(s.store, w.id, now - Number(w.retention_days) * DAY_MS)
   }
+  // the wM-Bus key quarantine has its own retention (QUARANTINE_RETENTION_DAYS)
+  await s.keyQuarantine?.pruneExpired()
   return { pruned }
 }

@@ -81,6 +81,22 @@ export class WmbusQuarantineRepo {
     }
   }
 
+  /**
+   * Deletes every workspace's rows past the retention (the scheduler's retention pass), also
+   * of meters that never quarantine again; returns how many it found.
+   */
+  async pruneExpired(now: number): Promise<number> {
+    const p = { cutoff: chTime(now - this.bounds.retentionMs) }
+    const [r] = await this.sql.query<{ n: string }>(
+      `SELECT count() AS n FROM wmbus_quarantine WHERE received_at < {cutoff:${TS}}`,
+      p,
+    )
+    const n = Number(r?.n ?? 0)
+    if (n > 0)
+      await this.sql.exec(`DELETE FROM wmbus_quarantine WHERE received_at < {cutoff:${TS}}`, p)
+    return n
+  }
+
   /** The meter's quarantined telegrams within the bounds, oldest recorded first. */
   async list(ws: number, meterId: number, now: number): Promise<QuarantinedTelegram[]> {
     const rows = await this.sql.query<Record<string, any>>(

@@ -141,6 +141,16 @@ t.test('bounds: newest N per meter, and the retention by received time', async (
   const put = await putKey(m.id, v.key)
   t.equal(put.data.replay.replayed, 1)
   t.same(await stored(m.id), [at(3)])
+
+  // a meter that never quarantines again: the scheduler's retention pass drops its rows
+  await report(token, [tg(mode5('24048412').telegram, 4)])
+  const other = await meterOf(workspaceId, '24048412')
+  clock.advance(8 * 86_400_000)
+  t.equal(await services.keyQuarantine!.pruneExpired(), 1)
+  const [{ n: after }] = await services.store.sql.query<{ n: string }>(
+    `SELECT count() AS n FROM wmbus_quarantine FINAL WHERE meter_id = ${other.id}`,
+  )
+  t.equal(Number(after), 0, 'expired rows of a quiet meter are deleted')
 })
 
 t.test('workspaces never see each other’s quarantine', async (t) => {
