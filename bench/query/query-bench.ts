@@ -12,7 +12,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { MemoryCoord } from '../../src/coord/memory.js'
 import { derivedConsumption } from '../../src/query/consumption.js'
-import { aggregateReadings } from '../../src/query/readings.js'
+import { aggregateReadings } from '../../src/store/readings-query.js'
 import type { Meter } from '../../src/store/meters.js'
 import { Store } from '../../src/store/store.js'
 

@@ -5,7 +5,7 @@ import type { Meter } from '../store/meters.js'
 import type { Sql } from '../store/sql.js'
 import { deriveConsumption, type DerivedRow } from './derive.js'
 import { meterExchanges } from '../store/exchanges.js'
-import { saldoPoints } from './readings.js'
+import { saldoPoints } from '../store/readings-query.js'
 import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
 
 export async function derivedConsumption(

@@ -1,7 +1,7 @@
 // Query-string parsing shared by the query endpoints: every bad value becomes a 422 keyed by
 // the parameter's name (never a 500).
 import type { FieldErrorCollector } from '../errors.js'
-import { parseIsoTime } from './time.js'
+import { parseIsoTime } from '../domain/time.js'
 
 export const DEFAULT_PER_PAGE = 100
 /** Largest accepted per_page on /readings, /statusReports (documented in docs/query.md). */

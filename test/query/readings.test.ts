@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { aggregateReadings } from '../../src/query/readings.js'
+import { aggregateReadings } from '../../src/store/readings-query.js'
 import { chTime } from '../../src/store/sql.js'
 import { startTestServer } from '../helpers/server.js'
 import { createMeter, insertReadings, qs } from './helpers.js'

@@ -1,9 +1,9 @@
 // ClickHouse queries behind GET /readings: raw rows (one per reading identity), hourly and
 // daily buckets (rollup + raw for dirty and partial hours, docs/query.md), and the saldo
 // series and exchanges that derived consumption is computed from.
-import type { Sql } from '../store/sql.js'
-import { ROLLUP_TABLE } from '../store/rollup.js'
-import { wholeHourZone } from './time.js'
+import type { Sql } from './sql.js'
+import { ROLLUP_TABLE } from './rollup.js'
+import { wholeHourZone } from '../domain/time.js'
 
 const HOUR = 3_600_000
 /** Dirty hours named in one query at most (≈ 20 bytes each, twice, under max_query_size). */
