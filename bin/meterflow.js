@@ -24,6 +24,7 @@ export const COMMANDS = {
       'plan-meter-limit': { type: 'int?', field: 'plan_meter_limit' },
       'provision-cap-per-hour': { type: 'int', field: 'provision_cap_per_hour' },
       'retention-days': { type: 'int?', field: 'retention_days' },
+      'quarantine-retention-days': { type: 'int?', field: 'quarantine_retention_days' },
     },
   },
   'workspaces:list': { method: 'GET', path: '/workspaces', summary: 'List workspaces.' },
@@ -43,6 +44,7 @@ export const COMMANDS = {
       'plan-meter-limit': { type: 'int?', field: 'plan_meter_limit' },
       'provision-cap-per-hour': { type: 'int', field: 'provision_cap_per_hour' },
       'retention-days': { type: 'int?', field: 'retention_days' },
+      'quarantine-retention-days': { type: 'int?', field: 'quarantine_retention_days' },
     },
   },
   'users:create': {

@@ -70,3 +70,7 @@ CREATE TABLE IF NOT EXISTS alert_rearm ON CLUSTER 'meterflow' AS alert_rearm_loc
 -- migration 9: wM-Bus key quarantine: telegrams kept until their key is stored (docs/decoders.md)
 CREATE TABLE IF NOT EXISTS wmbus_quarantine_local ON CLUSTER 'meterflow' (workspace_id UInt64, meter_id UInt64, identifier String, recorded_at DateTime64(3, 'UTC'), recorded_at_text String, telegram String, reason String, received_at DateTime64(3, 'UTC')) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/wmbus_quarantine', '{replica}', received_at) ORDER BY (workspace_id, meter_id, recorded_at, telegram);
 CREATE TABLE IF NOT EXISTS wmbus_quarantine ON CLUSTER 'meterflow' AS wmbus_quarantine_local ENGINE = Distributed('meterflow', currentDatabase(), wmbus_quarantine_local, cityHash64(workspace_id));
+
+-- migration 10: per-workspace retention of the wM-Bus key quarantine
+ALTER TABLE workspaces_local ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS quarantine_retention_days Nullable(UInt32);
+ALTER TABLE workspaces ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS quarantine_retention_days Nullable(UInt32);

@@ -16,6 +16,10 @@ const WorkspaceFields = {
   plan_meter_limit: Type.Optional(NullableInt),
   provision_cap_per_hour: Type.Optional(Type.Integer({ minimum: 0 })),
   retention_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  /** Days the wM-Bus key quarantine keeps telegrams (docs/decoders.md); null: the default. */
+  quarantine_retention_days: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 3650 }), Type.Null()]),
+  ),
 }
 export const WorkspaceCreate = Type.Object(WorkspaceFields, { additionalProperties: false })
 export const WorkspacePatch = Type.Partial(Type.Object(WorkspaceFields), {
@@ -60,6 +64,7 @@ export function registerTenantAdmin(router: Router, s: Services): void {
       plan_meter_limit: b.plan_meter_limit ?? null,
       provision_cap_per_hour: b.provision_cap_per_hour ?? 100,
       retention_days: b.retention_days ?? null,
+      quarantine_retention_days: b.quarantine_retention_days ?? null,
     })
     return json(201, { data: w })
   })

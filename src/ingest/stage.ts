@@ -30,7 +30,9 @@ export async function buildIngestStage(
   })
   const quarantine = new KeyQuarantine(
     new WmbusQuarantineRepo(s.store.sql, {
-      retentionMs: s.config.QUARANTINE_RETENTION_DAYS * 86_400_000,
+      retentionMs: async (ws) =>
+        ((await s.tenants.getWorkspace(ws))?.quarantine_retention_days ??
+          s.config.QUARANTINE_RETENTION_DAYS) * 86_400_000,
       perMeter: s.config.QUARANTINE_PER_METER,
     }),
     () => s.clock.now(),

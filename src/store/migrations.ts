@@ -283,7 +283,23 @@ export const migrations: Migration[] = [
         'ORDER BY (workspace_id, meter_id, recorded_at, telegram)',
       ),
   },
+  {
+    version: 10,
+    name: 'per-workspace retention of the wM-Bus key quarantine',
+    statements: (o) => addColumn(o, 'workspaces', 'quarantine_retention_days Nullable(UInt32)'),
+  },
 ]
+
+/**
+ * ALTER TABLE … ADD COLUMN for one logical table: on a cluster, to the local table on every
+ * shard and to the Distributed table over it.
+ */
+export function addColumn(o: SchemaOptions, name: string, column: string): string[] {
+  if (!o.cluster) return [`ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS ${column}`]
+  return [`${name}_local`, name].map(
+    (t) => `ALTER TABLE ${t} ON CLUSTER '${o.cluster}' ADD COLUMN IF NOT EXISTS ${column}`,
+  )
+}
 
 /** The table that records applied migrations; created before any migration runs. */
 export function schemaMigrationsStatements(o: SchemaOptions): string[] {

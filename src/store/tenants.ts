@@ -9,6 +9,8 @@ export interface Workspace {
   plan_meter_limit: number | null
   provision_cap_per_hour: number
   retention_days: number | null
+  /** Days the wM-Bus key quarantine keeps telegrams; null: QUARANTINE_RETENTION_DAYS. */
+  quarantine_retention_days: number | null
   created_at: string
 }
 
@@ -41,6 +43,7 @@ function workspaceFromRow(r: Record<string, any>): Workspace {
     plan_meter_limit: num(r.plan_meter_limit),
     provision_cap_per_hour: Number(r.provision_cap_per_hour),
     retention_days: num(r.retention_days),
+    quarantine_retention_days: num(r.quarantine_retention_days),
     created_at: isoFromCh(r.created_at)!,
   }
 }

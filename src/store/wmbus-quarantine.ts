@@ -1,6 +1,7 @@
 // The wM-Bus key quarantine (docs/decoders.md "Key diagnostics"): telegrams rejected because
 // their meter has no key or a wrong key, kept so they can be replayed once the right key is
-// stored. Bounded per workspace by age (received_at) and per meter by count (newest kept).
+// stored. Bounded per workspace by age (received_at; the workspace's
+// quarantine_retention_days, else QUARANTINE_RETENTION_DAYS) and per meter by count.
 // One row per (meter, recorded_at, telegram): the same telegram reported again replaces it.
 import { chTime, isoFromCh, toJsonEachRow, type Sql } from './sql.js'
 
@@ -20,8 +21,8 @@ export interface QuarantinedTelegram {
 }
 
 export interface QuarantineBounds {
-  /** Telegrams received longer ago than this are dropped. */
-  retentionMs: number
+  /** Telegrams of workspace `ws` received longer ago than this are dropped (its setting). */
+  retentionMs: (ws: number) => Promise<number>
   /** Telegrams kept per meter; the newest by recorded_at win. */
   perMeter: number
 }
@@ -62,7 +63,7 @@ export class WmbusQuarantineRepo {
    * newest `perMeter`. Asks first, so the common case (within bounds) deletes nothing.
    */
   async bound(ws: number, meterIds: number[], now: number): Promise<void> {
-    const cutoff = chTime(now - this.bounds.retentionMs)
+    const cutoff = chTime(now - (await this.bounds.retentionMs(ws)))
     const over = await this.sql.query<{ meter_id: string; expired: string; cut: string | null }>(
       `SELECT meter_id, countIf(received_at < {cutoff:${TS}}) AS expired,
          if(count() > {n:UInt32}, toString(arrayElement(arrayReverseSort(groupArray(recorded_at)), {n:UInt32})), NULL) AS cut
@@ -86,15 +87,22 @@ export class WmbusQuarantineRepo {
    * of meters that never quarantine again; returns how many it found.
    */
   async pruneExpired(now: number): Promise<number> {
-    const p = { cutoff: chTime(now - this.bounds.retentionMs) }
-    const [r] = await this.sql.query<{ n: string }>(
-      `SELECT count() AS n FROM wmbus_quarantine WHERE received_at < {cutoff:${TS}}`,
-      p,
+    const present = await this.sql.query<{ ws: string }>(
+      'SELECT DISTINCT workspace_id AS ws FROM wmbus_quarantine',
     )
-    const n = Number(r?.n ?? 0)
-    if (n > 0)
-      await this.sql.exec(`DELETE FROM wmbus_quarantine WHERE received_at < {cutoff:${TS}}`, p)
-    return n
+    let total = 0
+    for (const { ws } of present) {
+      const p = { ws, cutoff: chTime(now - (await this.bounds.retentionMs(Number(ws)))) }
+      const where = `workspace_id = {ws:UInt64} AND received_at < {cutoff:${TS}}`
+      const [r] = await this.sql.query<{ n: string }>(
+        `SELECT count() AS n FROM wmbus_quarantine WHERE ${where}`,
+        p,
+      )
+      const n = Number(r?.n ?? 0)
+      if (n > 0) await this.sql.exec(`DELETE FROM wmbus_quarantine WHERE ${where}`, p)
+      total += n
+    }
+    return total
   }
 
   /** The meter's quarantined telegrams within the bounds, oldest recorded first. */
@@ -106,7 +114,12 @@ export class WmbusQuarantineRepo {
            AND received_at >= {cutoff:${TS}}
          ORDER BY recorded_at DESC LIMIT {n:UInt32})
        ORDER BY recorded_at, telegram`,
-      { ws, m: meterId, cutoff: chTime(now - this.bounds.retentionMs), n: this.bounds.perMeter },
+      {
+        ws,
+        m: meterId,
+        cutoff: chTime(now - (await this.bounds.retentionMs(ws))),
+        n: this.bounds.perMeter,
+      },
     )
     return rows.map((r) => ({
       workspace_id: Number(r.workspace_id),

@@ -153,6 +153,35 @@ t.test('bounds: newest N per meter, and the retention by received time', async (
   t.equal(Number(after), 0, 'expired rows of a quiet meter are deleted')
 })
 
+t.test('a workspace sets its own quarantine retention', async (t) => {
+  const v = mode5('70023757')
+  const { token, workspaceId } = await s.tenant({
+    workspace: { name: 'long-quarantine', quarantine_retention_days: 30 },
+  })
+  const bad = await s.call('PATCH', `/admin/v1/workspaces/${workspaceId}`, {
+    token: s.adminToken,
+    body: { quarantine_retention_days: 0 },
+  })
+  t.equal(bad.status, 422, 'a retention below one day is refused')
+  t.ok(bad.body.errors?.quarantine_retention_days, 'naming the field')
+  const w = await s.admin('GET', `/workspaces/${workspaceId}`)
+  t.equal(w.data.quarantine_retention_days, 30)
+
+  const r = await report(token, [tg(v.telegram, 5)])
+  t.equal(r.body.results[0].status, 'rejected_unconfigured')
+  const m = await meterOf(workspaceId, v.id)
+  clock.advance(8 * 86_400_000)
+  t.equal((await services.keyQuarantine!.list(workspaceId, m.id)).length, 1, 'kept past 7 days')
+  await services.keyQuarantine!.pruneExpired()
+  t.equal((await services.keyQuarantine!.list(workspaceId, m.id)).length, 1, 'and not pruned')
+  clock.advance(23 * 86_400_000)
+  await services.keyQuarantine!.pruneExpired()
+  const [{ n }] = await services.store.sql.query<{ n: string }>(
+    `SELECT count() AS n FROM wmbus_quarantine FINAL WHERE meter_id = ${m.id}`,
+  )
+  t.equal(Number(n), 0, 'pruned after its 30 days')
+})
+
 t.test('workspaces never see each other’s quarantine', async (t) => {
   const v = mode5('32587798')
   const a = await s.tenant()

@@ -32,7 +32,7 @@ t.test('the engine parses every cluster statement', async (t) => {
       t.fail(`${s.slice(0, 80)}…: ${(e as Error).message}`)
       continue
     }
-    t.match(ast, /^(CreateQuery|DropQuery|InsertQuery)/, s.slice(0, 70))
+    t.match(ast, /^(CreateQuery|DropQuery|InsertQuery|AlterQuery)/, s.slice(0, 70))
   }
 })
 
