@@ -60,8 +60,6 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: [
       'src/store/**',
-      // Not yet moved (issue 12): the meter actors' history look-ups.
-      'src/actors/history.ts',
       // Starts ClickHouse's HTTP listener; no table.
       'src/clickhouse-server/**',
     ],

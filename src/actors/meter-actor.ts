@@ -19,7 +19,7 @@ import {
   type Canonical,
 } from '../domain/units.js'
 import type { Kind } from '../ingest/types.js'
-import type { HistoryLoader, MeterHistory } from './history.js'
+import type { HistoryLoader, MeterHistory } from '../store/history.js'
 import { Mailbox } from './mailbox.js'
 import {
   NEIGHBOURHOOD,

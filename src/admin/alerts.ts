@@ -7,7 +7,7 @@ import { check } from '../http/validate.js'
 import { AlertRepo, alertView, type AlertRuleType } from '../scheduler/alerts.js'
 import type { Services } from '../services.js'
 import { CANONICAL_STATUSES } from './profiles.js'
-import { FLAG_ORDER } from '../actors/quality/types.js'
+import { FLAG_ORDER } from '../domain/quality.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
 const QUALITY_FLAGS = FLAG_ORDER

@@ -1,5 +1,5 @@
 // The ingest stage: decoder pool, meter actors and the pipeline, published as `s.ingest`.
-import { HistoryLoader } from '../actors/history.js'
+import { HistoryLoader } from '../store/history.js'
 import { ActorRegistry } from '../actors/registry.js'
 import { CoordMeterLocks } from '../coord/meter-locks.js'
 import { DecoderPool } from '../decode/index.js'

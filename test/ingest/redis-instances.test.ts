@@ -2,7 +2,7 @@
 // same meters: every identity is created exactly once across both, per-meter turns never
 // interleave, and when Redis loses its keys ClickHouse still has the final word.
 import t from 'tap'
-import { HistoryLoader } from '../../src/actors/history.js'
+import { HistoryLoader } from '../../src/store/history.js'
 import { ActorRegistry } from '../../src/actors/registry.js'
 import { CoordMeterLocks } from '../../src/coord/meter-locks.js'
 import { RedisCoord } from '../../src/coord/redis.js'

@@ -1,4 +1,4 @@
-import type { MeterQualityContext } from './types.js'
+import type { MeterQualityContext } from '../../domain/quality.js'
 
 /**
  * Device segments: a reading at t belongs to the device installed by the latest exchange

@@ -12,10 +12,10 @@ import {
   type QualityFlag,
   type TimelineReading,
   type ValidPoint,
-} from './types.js'
+} from '../../domain/quality.js'
 import { unitFlags } from './unit.js'
 
-export * from './types.js'
+export * from '../../domain/quality.js'
 export { classifySaldoStep, saldoStepFlag, type SaldoStep } from './saldo.js'
 export { acrossExchange, exchangesBetween, isFirstAfterExchange } from './exchange.js'
 export {

@@ -1,6 +1,6 @@
 import { acrossExchange } from './exchange.js'
 import { classifySaldoStep } from './saldo.js'
-import { lowerBound, type MeterQualityContext, type ValidPoint } from './types.js'
+import { lowerBound, type MeterQualityContext, type ValidPoint } from '../../domain/quality.js'
 
 /** Pairs of saldo readings with more consumption readings than this between them are not checked. */
 export const MISMATCH_MAX_CONSUMPTION = 96

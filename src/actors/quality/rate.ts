@@ -1,6 +1,6 @@
 import { acrossExchange } from './exchange.js'
 import { classifySaldoStep } from './saldo.js'
-import type { Kind, MeterQualityContext, ValidPoint } from './types.js'
+import type { Kind, MeterQualityContext, ValidPoint } from '../../domain/quality.js'
 
 /** Number of preceding intervals (same kind) that form the baseline. */
 export const RATE_WINDOW = 24

@@ -1,5 +1,5 @@
 import { acrossExchange } from './exchange.js'
-import type { MeterQualityContext, QualityFlag, ValidPoint } from './types.js'
+import type { MeterQualityContext, QualityFlag, ValidPoint } from '../../domain/quality.js'
 
 export type SaldoStep =
   { type: 'normal'; delta: number } | { type: 'rollover'; delta: number } | { type: 'decrease' }

@@ -1,4 +1,4 @@
-import type { QualityFlag } from './types.js'
+import type { QualityFlag } from '../../domain/quality.js'
 
 /**
  * unit_mismatch: the reading's unit family differs from the meter's unit (decided by the

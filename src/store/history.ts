@@ -8,10 +8,10 @@
 // neighbourhood and row look-ups need the newest version of each key; they take it with
 // ORDER BY version DESC LIMIT 1 BY key over the few keys of the meters asked for (validity
 // does not change between versions: only neighbour flag families are ever re-versioned).
-import type { QualityFlag, TimelineReading } from './quality/index.js'
-import type { StoredReadingRow } from '../store/reading-row.js'
-import { chTime, parseChTime, type Sql } from '../store/sql.js'
-import { latestStatuses, type LatestStatus } from '../store/status.js'
+import type { QualityFlag, TimelineReading } from '../domain/quality.js'
+import type { StoredReadingRow } from './reading-row.js'
+import { chTime, parseChTime, type Sql } from './sql.js'
+import { latestStatuses, type LatestStatus } from './status.js'
 
 export interface MeterHistory {
   window: TimelineReading[]
