@@ -11,13 +11,8 @@ import type { Meter } from '../store/meters.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { Store } from '../store/store.js'
-import {
-  canonicalize,
-  isUnit,
-  meterUnit,
-  settingToCanonical,
-  type Canonical,
-} from '../domain/units.js'
+import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
+import { qualityContext } from '../domain/quality-context.js'
 import type { Kind } from '../ingest/types.js'
 import type { HistoryLoader, MeterHistory } from '../store/history.js'
 import { Mailbox } from './mailbox.js'
@@ -206,17 +201,14 @@ export class MeterActor {
   }
 
   private context(exchanges: MeterHistory['exchanges']): MeterQualityContext {
-    const m = this.meter
-    const canon = (v: number | null) => settingToCanonical(m, v)
-    return {
-      rolloverMax: canon(m.rollover_max),
-      expectedIntervalMinutes: m.expected_interval_minutes,
-      exchanges: exchanges.map((e) => ({
+    return qualityContext(
+      this.meter,
+      exchanges.map((e) => ({
         exchangedAt: e.exchanged_at,
-        oldFinalValue: canon(e.old_final_value),
-        newInitialValue: canon(e.new_initial_value),
+        oldFinalValue: e.old_final_value,
+        newInitialValue: e.new_initial_value,
       })),
-    }
+    )
   }
 
   private exchanges: MeterHistory['exchanges'] = []

@@ -5,9 +5,10 @@
 // reading is converted again from its raw payload (pulses × the meter's current weight,
 // in its current pulse unit), so a corrected pulse_weight/pulse_unit reaches stored rows.
 import { computeFlags, type QualityFlag, type TimelineReading } from '../actors/quality/index.js'
-import { listExchanges } from '../store/exchanges.js'
+import { meterExchanges } from '../store/exchanges.js'
+import { qualityContext } from '../domain/quality-context.js'
 import { pulseReadings, storedPulseCounts } from '../ingest/pulses.js'
-import { canonicalize, isUnit, meterUnit, settingToCanonical } from '../domain/units.js'
+import { canonicalize, isUnit, meterUnit } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import { rewriteReadings, storedReadings } from '../store/meter-data.js'
@@ -24,12 +25,7 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
   await s.store.flush()
   const rows = await storedReadings(s.store, m.workspace_id, m.id)
   if (!rows.length) return 0
-  const canon = (v: number | null) => settingToCanonical(m, v)
-  const exchanges = (await listExchanges(s.store.sql, m.workspace_id, m.id)).map((e) => ({
-    exchangedAt: Date.parse(e.exchanged_at),
-    oldFinalValue: canon(e.old_final_value),
-    newInitialValue: canon(e.new_initial_value),
-  }))
+  const ctx = qualityContext(m, await meterExchanges(s.store.sql, m.workspace_id, m.id))
   const timeline: TimelineReading[] = []
   const declared = meterUnit(m)
   const sources = rows.map((r) => pulseSource(m, r) ?? { value: Number(r.value), unit: r.unit })
@@ -47,11 +43,7 @@ export async function backfillMeter(s: Services, m: Meter): Promise<number> {
     })
     return c
   })
-  const flags: QualityFlag[][] = computeFlags(timeline, {
-    rolloverMax: canon(m.rollover_max),
-    expectedIntervalMinutes: m.expected_interval_minutes,
-    exchanges,
-  })
+  const flags: QualityFlag[][] = computeFlags(timeline, ctx)
   const changed: string[] = []
   const version = await s.store.sharedVersion()
   rows.forEach((r, i) => {

@@ -6,7 +6,8 @@ import type { Sql } from '../store/sql.js'
 import { deriveConsumption, type DerivedRow } from './derive.js'
 import { meterExchanges } from '../store/exchanges.js'
 import { saldoPoints } from '../store/readings-query.js'
-import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
+import { familyOf, meterUnit } from '../domain/units.js'
+import { qualityContext } from '../domain/quality-context.js'
 
 export async function derivedConsumption(
   sql: Sql,
@@ -19,16 +20,9 @@ export async function derivedConsumption(
     saldoPoints(sql, meter.workspace_id, meter.id, from, to),
     meterExchanges(sql, meter.workspace_id, meter.id),
   ])
-  const conv = (v: number | null) => settingToCanonical(meter, v)
   const unit = canonicalUnit ?? familyOf(meterUnit(meter))
   return deriveConsumption(points, {
-    rolloverMax: conv(meter.rollover_max),
-    expectedIntervalMinutes: meter.expected_interval_minutes,
-    exchanges: exchanges.map((e) => ({
-      exchangedAt: e.exchangedAt,
-      oldFinalValue: conv(e.oldFinalValue),
-      newInitialValue: conv(e.newInitialValue),
-    })),
+    ...qualityContext(meter, exchanges),
     interpolate,
     unit: unit === 'kwh' || unit === 'm3' ? unit : null,
   })

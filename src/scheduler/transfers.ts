@@ -5,12 +5,13 @@
 // answer emits `integration.transfer_failed`.
 import { Cron } from 'croner'
 import { deriveConsumption } from '../query/derive.js'
-import { familyOf, meterUnit, settingToCanonical } from '../domain/units.js'
+import { familyOf, meterUnit } from '../domain/units.js'
 import type { Services } from '../services.js'
 import type { Meter } from '../store/meters.js'
 import { parseChTime } from '../store/sql.js'
 import { consumptionSum, saldoAround, TransferStore, type Transfer } from '../store/transfers.js'
-import { listExchanges } from '../store/exchanges.js'
+import { meterExchanges } from '../store/exchanges.js'
+import { qualityContext } from '../domain/quality-context.js'
 import { post } from '../events/send.js'
 
 export type { Transfer } from '../store/transfers.js'
@@ -75,18 +76,11 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
       unit: unit ?? (rows[0]?.u as 'kwh' | 'm3' | null) ?? null,
       source: 'none',
     }
-  const canon = (v: number | null) => settingToCanonical(m, v)
-  const exchanges = (await listExchanges(sql, m.workspace_id, m.id)).map((e) => ({
-    exchangedAt: Date.parse(e.exchanged_at),
-    oldFinalValue: canon(e.old_final_value),
-    newInitialValue: canon(e.new_initial_value),
-  }))
+  const ctx = qualityContext(m, await meterExchanges(sql, m.workspace_id, m.id))
   const derived = deriveConsumption(
     rows.map((r) => ({ recordedAt: parseChTime(r.at), canonicalValue: Number(r.v) })),
     {
-      rolloverMax: canon(m.rollover_max),
-      expectedIntervalMinutes: m.expected_interval_minutes,
-      exchanges,
+      ...ctx,
       interpolate: null,
       unit: (rows[0]!.u as 'kwh' | 'm3' | null) ?? unit,
     },
