@@ -1,5 +1,6 @@
 // In-process coordination: correct for exactly one instance (the embedded default).
 import { EventEmitter } from 'node:events'
+import { publishTake } from './channel.js'
 import { windowStart, type Coord, type TakeResult } from './coord.js'
 
 interface Entry {
@@ -35,6 +36,12 @@ export class MemoryCoord implements Coord {
   }
 
   async take(key: string, limit: number, windowMs: number, by = 1): Promise<TakeResult> {
+    const r = this.takeNow(key, limit, windowMs, by)
+    publishTake({ coord: this, key, by, ok: r.ok })
+    return r
+  }
+
+  private takeNow(key: string, limit: number, windowMs: number, by: number): TakeResult {
     this.sweep()
     const now = this.now()
     const start = windowStart(now, windowMs)

@@ -2,6 +2,7 @@
 // agree without races. Keys carry a prefix so tests and tenants of one Redis stay apart.
 import { Redis } from 'ioredis'
 import { apiError } from '../errors.js'
+import { publishTake } from './channel.js'
 import { windowStart, type Coord, type TakeResult } from './coord.js'
 
 const TAKE = `
@@ -135,7 +136,16 @@ export class RedisCoord implements Coord {
       this.lastWindow.set(key, k)
       const [ok, count] = await this.redis.mfTake(k, limit, by, windowMs)
       return { ok: ok === 1, count: Number(count), resetMs: start + windowMs - now }
-    })
+    }).then(
+      (r) => {
+        publishTake({ coord: this, key, by, ok: r.ok })
+        return r
+      },
+      (err) => {
+        publishTake({ coord: this, key, by, ok: null })
+        throw err
+      },
+    )
   }
 
   giveBack(key: string, by: number): Promise<void> {

@@ -7,6 +7,7 @@ import { formatKey, type FormatBook, type FormatKey, type KnownFormat } from './
 import type { TaughtFormat } from './worker.js'
 import { compileLayout, type FrameLayout, type FrameOutcome } from './frame-layout.js'
 import { affinityIndex } from './affinity.js'
+import { decodeChannel } from './channel.js'
 
 export type { TelegramOutcome } from './telegram.js'
 export type { FrameLayout, FrameOutcome } from './frame-layout.js'
@@ -167,6 +168,19 @@ export class DecoderPool {
   }
 
   async decodeTelegrams(jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
+    if (!decodeChannel.hasSubscribers) return this.telegramsByShard(jobs)
+    const e = { pool: this, kind: 'telegram' as const, count: jobs.length }
+    try {
+      const out = await this.telegramsByShard(jobs)
+      decodeChannel.publish({ ...e, outcomes: out.map((o) => o.status) })
+      return out
+    } catch (err) {
+      decodeChannel.publish({ ...e, outcomes: null })
+      throw err
+    }
+  }
+
+  private async telegramsByShard(jobs: TelegramJob[]): Promise<TelegramOutcome[]> {
     if (jobs.length === 0) return []
     const n = this.shards.length
     if (n === 1) return this.runTelegrams(0, jobs)
@@ -200,12 +214,21 @@ export class DecoderPool {
   async decodeFrames(layout: FrameLayout, frames: string[]): Promise<FrameOutcome[]> {
     if (frames.length === 0) return []
     const compiled = compileLayout(layout)
-    const res = await this.runOn<string>(this.anyShard(), {
-      kind: 'frames',
-      layout: compiled,
-      frames,
-    })
-    return JSON.parse(res) as FrameOutcome[]
+    const e = { pool: this, kind: 'frame' as const, count: frames.length }
+    try {
+      const res = await this.runOn<string>(this.anyShard(), {
+        kind: 'frames',
+        layout: compiled,
+        frames,
+      })
+      const out = JSON.parse(res) as FrameOutcome[]
+      if (decodeChannel.hasSubscribers)
+        decodeChannel.publish({ ...e, outcomes: out.map((o) => (o.ok ? 'ok' : 'invalid')) })
+      return out
+    } catch (err) {
+      if (decodeChannel.hasSubscribers) decodeChannel.publish({ ...e, outcomes: null })
+      throw err
+    }
   }
 
   /** Test hook: makes one worker exit mid-task (round-robin over the shards). The returned promise rejects. */

@@ -10,6 +10,7 @@ import type { MeterRepo } from '../store/meters.js'
 import type { ProfileRepo } from '../store/profiles.js'
 import type { TenantRepo } from '../store/tenants.js'
 import { admitBatch } from './admit.js'
+import { ingestChannel } from './channel.js'
 import { prepareBatch, type PreparedItem } from './prepare.js'
 import type { KeyQuarantine } from './key-quarantine.js'
 import { isCanonicalStatus } from './statuses.js'
@@ -48,7 +49,12 @@ function mapStatuses(it: PreparedItem): string[] {
 export class IngestPipeline implements Ingest {
   constructor(private readonly deps: PipelineDeps) {}
 
-  async ingest(req: IngestRequest): Promise<IngestOutcome> {
+  ingest(req: IngestRequest): Promise<IngestOutcome> {
+    if (!ingestChannel.hasSubscribers) return this.run(req)
+    return ingestChannel.tracePromise(() => this.run(req), { pipeline: this, req })
+  }
+
+  private async run(req: IngestRequest): Promise<IngestOutcome> {
     const d = this.deps
     const ws = req.workspaceId
     const prepared = await prepareBatch(d, ws, req.items, req.errorPrefix ?? 'readings')

@@ -3,6 +3,7 @@
 // No timer adds latency at low load, and at high load inserts grow large by themselves,
 // which is what chDB wants (107 k rows/s at 1 k rows per insert, 211 k at 10 k; DESIGN.md).
 // Each caller's promise resolves only after the INSERT that carried its rows succeeded.
+import { insertChannel } from './channel.js'
 import type { Sql } from './sql.js'
 
 interface Pending {
@@ -23,8 +24,6 @@ export class GroupCommit {
   private running: Promise<void> | null = null
   private scheduled = false
   readonly stats: GroupCommitStats = { inserts: 0, rows: 0, lastInsertMs: 0 }
-  /** Called after each insert with its row count and duration (metrics). */
-  onInsert: ((rows: number, ms: number) => void) | null = null
 
   constructor(
     private readonly sql: Sql,
@@ -83,7 +82,8 @@ export class GroupCommit {
       this.stats.inserts++
       this.stats.rows += batch.rows
       this.stats.lastInsertMs = ms
-      this.onInsert?.(batch.rows, ms)
+      if (insertChannel.hasSubscribers)
+        insertChannel.publish({ writer: this, table: this.table, rows: batch.rows, ms })
       for (const w of batch.waiters) w.resolve()
     } catch (err) {
       for (const w of batch.waiters) w.reject(err)
