@@ -27,7 +27,7 @@ interface Conn {
   workspaceId: number
   inFlight: number
   closed: boolean
-  ws: uWS.WebSocket<Conn> | null
+  socket: uWS.WebSocket<Conn> | null
 }
 
 export interface StreamStats {
@@ -97,9 +97,9 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
       },
       'stream message',
     )
-    if (c.closed || !c.ws) return
-    const ws = c.ws
-    ws.cork(() => ws.send(JSON.stringify(a), false))
+    if (c.closed || !c.socket) return
+    const socket = c.socket
+    socket.cork(() => socket.send(JSON.stringify(a), false))
   }
 
   const errorAnswer = (id: StreamAnswer['id'], err: unknown): StreamAnswer => {
@@ -150,9 +150,9 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
     } catch (err) {
       const a = errorAnswer(typeof id === 'string' || typeof id === 'number' ? id : null, err)
       // A token revoked or expired mid-connection ends the connection after its answer.
-      if (a.status === 401 && c.ws && !c.closed) {
-        const ws = c.ws
-        setImmediate(() => !c.closed && ws.end(1008, 'Unauthenticated'))
+      if (a.status === 401 && c.socket && !c.closed) {
+        const socket = c.socket
+        setImmediate(() => !c.closed && socket.end(1008, 'Unauthenticated'))
       }
       return a
     }
@@ -163,9 +163,9 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
     answer(c, { id: peekId(text), status, body: { message } }, started)
   }
 
-  const onMessage = (ws: uWS.WebSocket<Conn>, ab: ArrayBuffer) => {
+  const onMessage = (socket: uWS.WebSocket<Conn>, ab: ArrayBuffer) => {
     const started = performance.now()
-    const c = ws.getUserData()
+    const c = socket.getUserData()
     // The ArrayBuffer dies when this callback returns: decode it now.
     const text = Buffer.from(ab).toString('utf8')
     const bytes = ab.byteLength
@@ -179,7 +179,7 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
         `More than ${limits.maxInFlight} messages in flight on this connection; wait for answers before sending more.`,
         started,
       )
-    if (ws.getBufferedAmount() > limits.highWaterBytes)
+    if (socket.getBufferedAmount() > limits.highWaterBytes)
       return refuse(
         c,
         text,
@@ -223,7 +223,7 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
             workspaceId: 0,
             inFlight: 0,
             closed: false,
-            ws: null,
+            socket: null,
           }
           const key = req.getHeader('sec-websocket-key')
           const protocol = req.getHeader('sec-websocket-protocol')
@@ -250,18 +250,18 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
             res.cork(() => res.upgrade(conn, key, protocol, extensions, context))
           }, reject)
         },
-        open: (ws) => {
-          const c = ws.getUserData()
-          c.ws = ws
-          open.add(ws)
+        open: (socket) => {
+          const c = socket.getUserData()
+          c.socket = socket
+          open.add(socket)
           stats.connections++
         },
-        message: (ws, ab) => onMessage(ws, ab),
-        close: (ws) => {
-          const c = ws.getUserData()
+        message: (socket, ab) => onMessage(socket, ab),
+        close: (socket) => {
+          const c = socket.getUserData()
           c.closed = true
-          c.ws = null
-          open.delete(ws)
+          c.socket = null
+          open.delete(socket)
           stats.connections--
         },
       })
@@ -279,7 +279,7 @@ export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> =
             resolve()
           }
         })
-      for (const ws of [...open]) ws.end(1001, 'Server shutting down')
+      for (const socket of [...open]) socket.end(1001, 'Server shutting down')
     },
   }
 }
