@@ -35,7 +35,7 @@ export interface HeartbeatState {
 }
 
 export interface SchedulerOptions {
-  /** TTL of the pass lease (renewed every third of it while a pass runs). */
+  /** TTL of the pass lease (renewed every third of it while a pass runs); default 2 periods + 1 s, at most 30 s. */
   passLeaseMs?: number
   /** How long a manual run waits for another instance's pass before answering 409. */
   manualWaitMs?: number
@@ -61,7 +61,9 @@ export class Scheduler {
     private readonly log: Logger,
     opts: SchedulerOptions = {},
   ) {
-    this.passLeaseMs = opts.passLeaseMs ?? 30_000
+    // Short enough that a holder killed mid-pass is replaced within about two periods, as
+    // the line lease is (renewal keeps a long pass alive); never above 30 s.
+    this.passLeaseMs = opts.passLeaseMs ?? Math.min(30_000, intervalS * 2000 + 1000)
     this.manualWaitMs = opts.manualWaitMs ?? 30_000
   }
 
