@@ -78,6 +78,37 @@ const pulseCheck = compile(PulsePayload)
 const telegramCheck = compile(TelegramPayload)
 const objectCheck = compile(ObjectPayload)
 
+/** Field errors of the batch, collected while reading it (one 422 at the end). */
+class BatchErrors {
+  readonly errors: FieldErrors = {}
+  /** Records a problem; returns null so a reader can `return errs.add(...)`. */
+  add(key: string, msg: string): null {
+    ;(this.errors[key] ??= []).push(msg)
+    return null
+  }
+  schema(schema: Parameters<typeof fieldErrors>[0], value: unknown, key: string): null {
+    Object.assign(this.errors, fieldErrors(schema, value, key))
+    return null
+  }
+  get any(): boolean {
+    return Object.keys(this.errors).length > 0
+  }
+}
+
+/** The workspace's profiles by key: the latest version, or an exact one. */
+function profileIndex(profiles: readonly Profile[]) {
+  const latest = new Map<string, Profile>()
+  const exact = new Map<string, Profile>()
+  for (const p of profiles) {
+    exact.set(`${p.key}@${p.version}`, p)
+    const l = latest.get(p.key)
+    if (!l || p.version > l.version) latest.set(p.key, p)
+  }
+  return (key: string, version?: number): Profile | null =>
+    (version === undefined ? latest.get(key) : exact.get(`${key}@${version}`)) ?? null
+}
+type ProfileOf = ReturnType<typeof profileIndex>
+
 export async function prepareBatch(
   deps: PrepareDeps,
   ws: number,
@@ -95,19 +126,8 @@ export async function prepareBatch(
 
   // One await per batch for meters and profiles; per item only synchronous look-ups.
   const meterOf = await deps.meters.lookup(ws)
-  const profiles = await deps.profiles.all(ws)
-  const latest = new Map<string, Profile>()
-  const exact = new Map<string, Profile>()
-  for (const p of profiles) {
-    exact.set(`${p.key}@${p.version}`, p)
-    const l = latest.get(p.key)
-    if (!l || p.version > l.version) latest.set(p.key, p)
-  }
-  const profileOf = (key: string, version?: number): Profile | null =>
-    (version === undefined ? latest.get(key) : exact.get(`${key}@${version}`)) ?? null
-
-  const errors: FieldErrors = {}
-  const add = (key: string, msg: string) => ((errors[key] ??= []).push(msg), undefined)
+  const profileOf = profileIndex(await deps.profiles.all(ws))
+  const errs = new BatchErrors()
   const now = deps.now()
   const prepared: PreparedItem[] = []
   // Profiles declared for identifiers first seen in this batch: a later item contradicting
@@ -116,229 +136,276 @@ export async function prepareBatch(
 
   for (let i = 0; i < items.length; i++) {
     const key = `${prefix}.${i}`
-    const raw = items[i]
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      add(key, `The ${key} item must be an object.`)
-      continue
-    }
-    const item = raw as Record<string, unknown>
-    const hasPayload = 'payload' in item
-    // Shape B named by its profile: a missing payload is the error, not kind/value/unit.
-    if (!hasPayload && typeof item.profile === 'string' && item.profile !== 'generic') {
-      if (profileOf(item.profile)) {
-        add(`${key}.payload`, `The payload field is required for profile ${item.profile}.`)
-        continue
-      }
-    }
-    const valid = hasPayload ? payloadCheck.Check(raw) : genericCheck.Check(raw)
-    if (!valid) {
-      Object.assign(errors, fieldErrors(hasPayload ? PayloadItem : GenericItem, item, key))
-      continue
-    }
-    const recordedAtText = item.recorded_at as string
-    const recordedAt = parseIsoTimestamp(recordedAtText)
-    if (recordedAt === null) {
-      add(`${key}.recorded_at`, 'The recorded_at field must be an ISO 8601 date-time.')
-      continue
-    }
-    if (recordedAt < EARLIEST_RECORDED_AT) {
-      add(`${key}.recorded_at`, 'The recorded_at field must not lie before 1900-01-01T00:00:00Z.')
-      continue
-    }
-    if (recordedAt > now + FUTURE_TOLERANCE_MS) {
-      add(
-        `${key}.recorded_at`,
-        'The recorded_at field must not lie more than 5 minutes in the future.',
-      )
-      continue
-    }
-    if (typeof item.value === 'number' && !Number.isFinite(item.value)) {
-      add(`${key}.value`, 'The value field must be a finite number.')
-      continue
-    }
-
-    // Identifier: a supplied meter always wins; wmbus_oms derives it from the link layer.
-    let identifier = item.meter as string | undefined
-    const declaredKey = item.profile as string | undefined
-    let inspection: ReturnType<typeof inspectTelegram> | null = null
-    if (hasPayload && (declaredKey === 'wmbus_oms' || identifier === undefined)) {
-      const payload = item.payload as Record<string, unknown>
-      if (
-        declaredKey === 'wmbus_oms' &&
-        typeof payload === 'object' &&
-        typeof payload.telegram === 'string'
-      ) {
-        inspection = inspectTelegram(payload.telegram)
-        if (!inspection.ok) {
-          add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
-          continue
-        }
-        identifier ??= inspection.identifier
-      }
-    }
-    if (identifier === undefined) {
-      add(
-        `${key}.meter`,
-        'The meter field is required unless the profile derives it from the payload (wmbus_oms).',
-      )
-      continue
-    }
-
-    // Profile assignment (api-v1.md, "Profile assignment of a meter").
-    const meter = meterOf(identifier)
-    let profile: Profile | null
-    if (declaredKey !== undefined) {
-      profile = profileOf(declaredKey)
-      if (!profile) {
-        add(`${key}.profile`, `Unknown profile ${declaredKey}.`)
-        continue
-      }
-      if (meter && !meter.profile_needs_review && meter.profile_key !== declaredKey) {
-        add(
-          `${key}.profile`,
-          `Profile ${declaredKey} contradicts the confirmed profile ${meter.profile_key} of meter ${identifier}; reassign the meter first.`,
-        )
-        continue
-      }
-      const earlier = batchProfiles.get(identifier)
-      if (earlier && earlier !== declaredKey) {
-        add(
-          `${key}.profile`,
-          `Profile ${declaredKey} contradicts profile ${earlier} declared earlier in this batch for meter ${identifier}.`,
-        )
-        continue
-      }
-      batchProfiles.set(identifier, declaredKey)
-      // The meter keeps its own version of a profile it is already on.
-      if (meter && meter.profile_key === declaredKey)
-        profile = profileOf(declaredKey, meter.profile_version) ?? profile
-    } else {
-      const assigned = batchProfiles.get(identifier) ?? meter?.profile_key ?? 'generic'
-      profile =
-        meter && assigned === meter.profile_key
-          ? profileOf(meter.profile_key, meter.profile_version)
-          : profileOf(assigned)
-      profile ??= profileOf('generic')
-    }
-
-    // One object per item, filled in below (no spread copies: this runs for every reading).
-    const base: PreparedItem = {
-      index: i,
-      identifier,
-      recordedAt,
-      recordedAtText,
-      profile: profile!,
-      declared: declaredKey !== undefined,
-      meter,
-      rawFlags: null,
-      statuses: null,
-      // Telegrams get theirs from the decoder (telegram + decoded records); a rejected
-      // telegram stores nothing, so its payload is never serialised here.
-      rawPayload:
-        hasPayload && profile!.key === 'wmbus_oms'
-          ? ''
-          : JSON.stringify(hasPayload ? item.payload : item),
-      kind: 'saldo',
-      readings: [],
-      pulse: undefined,
-      rejection: undefined,
-      telegram: undefined,
-      frame: undefined,
-    }
-    const p = profile!
-
-    if (p.key === 'generic') {
-      if (hasPayload) {
-        add(`${key}.payload`, 'The generic profile takes kind, value and unit, not a payload.')
-        continue
-      }
-      base.kind = item.kind as Kind
-      base.readings = [{ kind: base.kind, value: item.value as number, unit: item.unit as Unit }]
-      prepared.push(base)
-      continue
-    }
-    if (!hasPayload) {
-      add(`${key}.payload`, `The payload field is required for profile ${p.key}.`)
-      continue
-    }
-    const payload = item.payload
-
-    if (p.key === 'pulse_counter') {
-      if (!pulseCheck.Check(payload)) {
-        Object.assign(errors, fieldErrors(PulsePayload, payload, `${key}.payload`))
-        continue
-      }
-      const pp = payload as { pulses?: number; pulse_delta?: number }
-      if (pp.pulses === undefined && pp.pulse_delta === undefined) {
-        add(`${key}.payload`, 'The payload must carry pulses and/or pulse_delta.')
-        continue
-      }
-      base.kind = pp.pulses !== undefined ? 'saldo' : 'consumption'
-      base.pulse = pp
-      prepared.push(base)
-      continue
-    }
-
-    if (p.key === 'wmbus_oms') {
-      if (!telegramCheck.Check(payload)) {
-        Object.assign(errors, fieldErrors(TelegramPayload, payload, `${key}.payload`))
-        continue
-      }
-      const hex = (payload as { telegram: string }).telegram
-      inspection ??= inspectTelegram(hex)
-      if (!inspection.ok) {
-        add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
-        continue
-      }
-      base.telegram = { hex, encrypted: inspection.encrypted }
-      prepared.push(base)
-      continue
-    }
-
-    // Workspace (meter-model) profile: object form, or one encoded frame with a decoder.
-    const unit = (item.unit as Unit | undefined) ?? (isUnit(p.unit) ? p.unit : undefined)
-    if (!unit) {
-      add(`${key}.unit`, `The unit field is required: profile ${p.key} declares no unit.`)
-      continue
-    }
-    const kind: Kind = p.kind ?? 'saldo'
-    if (p.decoder) {
-      if (typeof payload !== 'string') {
-        add(
-          `${key}.payload`,
-          `Profile ${p.key} takes one ${(p.decoder as FrameLayout).encoding} encoded frame.`,
-        )
-        continue
-      }
-      base.kind = kind
-      base.readings = [{ kind, value: NaN, unit }]
-      base.frame = payload
-      prepared.push(base)
-      continue
-    }
-    if (!objectCheck.Check(payload)) {
-      Object.assign(errors, fieldErrors(ObjectPayload, payload, `${key}.payload`))
-      continue
-    }
-    const op = payload as { value: number; status?: string[] }
-    if (!Number.isFinite(op.value)) {
-      add(`${key}.payload.value`, 'The value field must be a finite number.')
-      continue
-    }
-    base.kind = kind
-    base.readings = [{ kind, value: op.value, unit }]
-    base.rawFlags = op.status ?? null
-    prepared.push(base)
+    const item = checkItem(items[i], key, now, profileOf, errs)
+    if (!item) continue
+    const who = identify(item, key, errs)
+    if (!who) continue
+    const meter = meterOf(who.identifier)
+    const profile = assignProfile(item, who.identifier, meter, key, profileOf, batchProfiles, errs)
+    if (!profile) continue
+    const base = preparedItem(i, item, who.identifier, meter, profile)
+    const ready = readByProfile(base, item, who.inspection, key, errs)
+    if (ready) prepared.push(ready)
   }
 
-  if (Object.keys(errors).length === 0) await decodeFrames(deps, prepared, prefix, errors)
-  if (Object.keys(errors).length) throw validationError(errors)
+  if (!errs.any) await decodeFrames(deps, prepared, prefix, errs.errors)
+  if (errs.any) throw validationError(errs.errors)
   if (deps.decoder) await decodeTelegrams(deps, deps.decoder, ws, prepared)
   else
     for (const it of prepared)
       if (it.telegram)
         it.rejection = { status: 'rejected_undecodable', reason: 'no decoder available' }
   return prepared
+}
+
+type Item = Record<string, unknown> & { recorded_at: string }
+interface CheckedItem {
+  item: Item
+  hasPayload: boolean
+  recordedAt: number
+}
+
+/** The checks every item passes whatever its profile: shape, recorded_at, a finite value. */
+function checkItem(
+  raw: unknown,
+  key: string,
+  now: number,
+  profileOf: ProfileOf,
+  errs: BatchErrors,
+): CheckedItem | null {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return errs.add(key, `The ${key} item must be an object.`)
+  const item = raw as Item
+  const hasPayload = 'payload' in item
+  // Shape B named by its profile: a missing payload is the error, not kind/value/unit.
+  if (!hasPayload && typeof item.profile === 'string' && item.profile !== 'generic') {
+    if (profileOf(item.profile))
+      return errs.add(
+        `${key}.payload`,
+        `The payload field is required for profile ${item.profile}.`,
+      )
+  }
+  const valid = hasPayload ? payloadCheck.Check(raw) : genericCheck.Check(raw)
+  if (!valid) return errs.schema(hasPayload ? PayloadItem : GenericItem, item, key)
+  const recordedAt = parseIsoTimestamp(item.recorded_at)
+  if (recordedAt === null)
+    return errs.add(`${key}.recorded_at`, 'The recorded_at field must be an ISO 8601 date-time.')
+  if (recordedAt < EARLIEST_RECORDED_AT)
+    return errs.add(
+      `${key}.recorded_at`,
+      'The recorded_at field must not lie before 1900-01-01T00:00:00Z.',
+    )
+  if (recordedAt > now + FUTURE_TOLERANCE_MS)
+    return errs.add(
+      `${key}.recorded_at`,
+      'The recorded_at field must not lie more than 5 minutes in the future.',
+    )
+  if (typeof item.value === 'number' && !Number.isFinite(item.value))
+    return errs.add(`${key}.value`, 'The value field must be a finite number.')
+  return { item, hasPayload, recordedAt }
+}
+
+type Inspection = ReturnType<typeof inspectTelegram>
+
+/** The meter identifier: a supplied meter always wins; wmbus_oms derives it from the link layer. */
+function identify(
+  c: CheckedItem,
+  key: string,
+  errs: BatchErrors,
+): { identifier: string; inspection: Inspection | null } | null {
+  const { item } = c
+  let identifier = item.meter as string | undefined
+  let inspection: Inspection | null = null
+  if (c.hasPayload && (item.profile === 'wmbus_oms' || identifier === undefined)) {
+    const payload = item.payload as Record<string, unknown>
+    if (
+      item.profile === 'wmbus_oms' &&
+      typeof payload === 'object' &&
+      typeof payload.telegram === 'string'
+    ) {
+      inspection = inspectTelegram(payload.telegram)
+      if (!inspection.ok)
+        return errs.add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
+      identifier ??= inspection.identifier
+    }
+  }
+  if (identifier === undefined)
+    return errs.add(
+      `${key}.meter`,
+      'The meter field is required unless the profile derives it from the payload (wmbus_oms).',
+    )
+  return { identifier, inspection }
+}
+
+/** The item's effective profile (api-v1.md, "Profile assignment of a meter"). */
+function assignProfile(
+  c: CheckedItem,
+  identifier: string,
+  meter: Meter | null,
+  key: string,
+  profileOf: ProfileOf,
+  batchProfiles: Map<string, string>,
+  errs: BatchErrors,
+): Profile | null {
+  const declaredKey = c.item.profile as string | undefined
+  if (declaredKey === undefined) {
+    const assigned = batchProfiles.get(identifier) ?? meter?.profile_key ?? 'generic'
+    const profile =
+      meter && assigned === meter.profile_key
+        ? profileOf(meter.profile_key, meter.profile_version)
+        : profileOf(assigned)
+    return profile ?? profileOf('generic')
+  }
+  const profile = profileOf(declaredKey)
+  if (!profile) return errs.add(`${key}.profile`, `Unknown profile ${declaredKey}.`)
+  if (meter && !meter.profile_needs_review && meter.profile_key !== declaredKey)
+    return errs.add(
+      `${key}.profile`,
+      `Profile ${declaredKey} contradicts the confirmed profile ${meter.profile_key} of meter ${identifier}; reassign the meter first.`,
+    )
+  const earlier = batchProfiles.get(identifier)
+  if (earlier && earlier !== declaredKey)
+    return errs.add(
+      `${key}.profile`,
+      `Profile ${declaredKey} contradicts profile ${earlier} declared earlier in this batch for meter ${identifier}.`,
+    )
+  batchProfiles.set(identifier, declaredKey)
+  // The meter keeps its own version of a profile it is already on.
+  if (meter && meter.profile_key === declaredKey)
+    return profileOf(declaredKey, meter.profile_version) ?? profile
+  return profile
+}
+
+/** One object per item, filled in by its reader (no spread copies: this runs for every reading). */
+function preparedItem(
+  index: number,
+  c: CheckedItem,
+  identifier: string,
+  meter: Meter | null,
+  profile: Profile,
+): PreparedItem {
+  const { item, hasPayload } = c
+  return {
+    index,
+    identifier,
+    recordedAt: c.recordedAt,
+    recordedAtText: item.recorded_at,
+    profile,
+    declared: item.profile !== undefined,
+    meter,
+    rawFlags: null,
+    statuses: null,
+    // Telegrams get theirs from the decoder (telegram + decoded records); a rejected
+    // telegram stores nothing, so its payload is never serialised here.
+    rawPayload:
+      hasPayload && profile.key === 'wmbus_oms'
+        ? ''
+        : JSON.stringify(hasPayload ? item.payload : item),
+    kind: 'saldo',
+    readings: [],
+    pulse: undefined,
+    rejection: undefined,
+    telegram: undefined,
+    frame: undefined,
+  }
+}
+
+/** The reader of the item's profile kind fills in its readings (or what decodes them). */
+function readByProfile(
+  base: PreparedItem,
+  c: CheckedItem,
+  inspection: Inspection | null,
+  key: string,
+  errs: BatchErrors,
+): PreparedItem | null {
+  const p = base.profile
+  if (p.key === 'generic') return readGeneric(base, c, key, errs)
+  if (!c.hasPayload)
+    return errs.add(`${key}.payload`, `The payload field is required for profile ${p.key}.`)
+  if (p.key === 'pulse_counter') return readPulses(base, c.item.payload, key, errs)
+  if (p.key === 'wmbus_oms') return readTelegram(base, c.item.payload, inspection, key, errs)
+  return readWorkspaceProfile(base, c.item, key, errs)
+}
+
+function readGeneric(
+  base: PreparedItem,
+  c: CheckedItem,
+  key: string,
+  errs: BatchErrors,
+): PreparedItem | null {
+  if (c.hasPayload)
+    return errs.add(
+      `${key}.payload`,
+      'The generic profile takes kind, value and unit, not a payload.',
+    )
+  base.kind = c.item.kind as Kind
+  base.readings = [{ kind: base.kind, value: c.item.value as number, unit: c.item.unit as Unit }]
+  return base
+}
+
+function readPulses(
+  base: PreparedItem,
+  payload: unknown,
+  key: string,
+  errs: BatchErrors,
+): PreparedItem | null {
+  if (!pulseCheck.Check(payload)) return errs.schema(PulsePayload, payload, `${key}.payload`)
+  const pp = payload as { pulses?: number; pulse_delta?: number }
+  if (pp.pulses === undefined && pp.pulse_delta === undefined)
+    return errs.add(`${key}.payload`, 'The payload must carry pulses and/or pulse_delta.')
+  base.kind = pp.pulses !== undefined ? 'saldo' : 'consumption'
+  base.pulse = pp
+  return base
+}
+
+function readTelegram(
+  base: PreparedItem,
+  payload: unknown,
+  inspection: Inspection | null,
+  key: string,
+  errs: BatchErrors,
+): PreparedItem | null {
+  if (!telegramCheck.Check(payload)) return errs.schema(TelegramPayload, payload, `${key}.payload`)
+  const hex = (payload as { telegram: string }).telegram
+  inspection ??= inspectTelegram(hex)
+  if (!inspection.ok)
+    return errs.add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
+  base.telegram = { hex, encrypted: inspection.encrypted }
+  return base
+}
+
+/** Workspace (meter-model) profile: object form, or one encoded frame with a decoder. */
+function readWorkspaceProfile(
+  base: PreparedItem,
+  item: Item,
+  key: string,
+  errs: BatchErrors,
+): PreparedItem | null {
+  const p = base.profile
+  const payload = item.payload
+  const unit = (item.unit as Unit | undefined) ?? (isUnit(p.unit) ? p.unit : undefined)
+  if (!unit)
+    return errs.add(`${key}.unit`, `The unit field is required: profile ${p.key} declares no unit.`)
+  const kind: Kind = p.kind ?? 'saldo'
+  if (p.decoder) {
+    if (typeof payload !== 'string')
+      return errs.add(
+        `${key}.payload`,
+        `Profile ${p.key} takes one ${(p.decoder as FrameLayout).encoding} encoded frame.`,
+      )
+    base.kind = kind
+    base.readings = [{ kind, value: NaN, unit }]
+    base.frame = payload
+    return base
+  }
+  if (!objectCheck.Check(payload)) return errs.schema(ObjectPayload, payload, `${key}.payload`)
+  const op = payload as { value: number; status?: string[] }
+  if (!Number.isFinite(op.value))
+    return errs.add(`${key}.payload.value`, 'The value field must be a finite number.')
+  base.kind = kind
+  base.readings = [{ kind, value: op.value, unit }]
+  base.rawFlags = op.status ?? null
+  return base
 }
 
 /** Binary frames of workspace decoder profiles, grouped per profile version. */
