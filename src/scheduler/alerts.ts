@@ -4,52 +4,20 @@
 // condition no longer holds, or whose meter is no longer watched, resolves (`alert.resolved`).
 import type { Services } from '../services.js'
 import { isOperational, type Meter } from '../store/meters.js'
-import {
-  AlertStore,
-  latestReadings,
-  type Alert,
-  type AlertRule,
-  type AlertRuleType,
-} from '../store/alerts.js'
+import { AlertStore, latestReadings, type Alert, type AlertRule } from '../store/alerts.js'
 import { latestStatuses } from '../store/status.js'
 
 export type { Alert, AlertRule, AlertRuleType } from '../store/alerts.js'
 
-export class AlertRepo {
-  private readonly rows: AlertStore
-
+/** Alerts as stored (AlertStore), plus what opening and resolving one sends out. */
+export class AlertRepo extends AlertStore {
   constructor(private readonly s: Services) {
-    this.rows = new AlertStore(s.store)
-  }
-
-  createRule(ws: number, type: AlertRuleType, params: Record<string, unknown>) {
-    return this.rows.createRule(ws, type, params, this.s.clock.now())
-  }
-  rules(ws: number) {
-    return this.rows.rules(ws)
-  }
-  list(ws: number, state?: 'open' | 'resolved') {
-    return this.rows.list(ws, state)
-  }
-  get(id: number) {
-    return this.rows.get(id)
-  }
-  save(a: Alert) {
-    return this.rows.save(a)
-  }
-  waiting(ws: number) {
-    return this.rows.waiting(ws)
-  }
-  setWaiting(
-    a: { workspace_id: number; rule_id: number; meter_id: number; id?: number },
-    waiting: boolean,
-  ) {
-    return this.rows.setWaiting(a, waiting)
+    super(s.store, () => s.clock.now())
   }
 
   async open(rule: AlertRule, meter: Meter, detail: string, now: number): Promise<Alert> {
     const a: Alert = {
-      id: await this.rows.nextAlertId(),
+      id: await this.nextAlertId(),
       workspace_id: rule.workspace_id,
       rule_id: rule.id,
       meter_id: meter.id,

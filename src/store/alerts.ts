@@ -27,7 +27,10 @@ export interface Alert {
 }
 
 export class AlertStore {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+  ) {}
 
   nextAlertId(): Promise<number> {
     return this.store.nextId('alerts')
@@ -37,8 +40,8 @@ export class AlertStore {
     ws: number,
     type: AlertRuleType,
     params: Record<string, unknown>,
-    now: number,
   ): Promise<AlertRule> {
+    const now = this.now()
     const rule: AlertRule = {
       id: await this.store.nextId('alert_rules'),
       workspace_id: ws,
