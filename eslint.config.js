@@ -1,31 +1,37 @@
 import tseslint from 'typescript-eslint'
 
-// Layers of src/ (README "Layout"): a folder imports only from its own layer or earlier ones.
-// Enforced so far for the two bottom layers; the rest of the order is issue 12's work.
-const ABOVE_STORE = [
-  'actors',
-  'ingest',
-  'query',
-  'webhooks',
-  'events',
-  'jobs',
-  'scheduler',
-  'http',
-  'api',
-  'admin',
-  'stream',
-  'openapi',
-  'observability',
-  'mqtt',
-  'presets',
+// Layers of src/ (README "Layout"), bottom first: a folder imports only from its own layer or
+// earlier ones, so imports point downstream and a reading's path can be read off the list.
+const LAYERS = [
+  ['domain', 'config', 'errors.js', 'clock.js', 'validate.js', 'lifecycle.js'],
+  ['coord', 'decode'],
+  ['store', 'clickhouse-server'],
+  ['events'],
+  ['actors'],
+  ['ingest', 'query', 'webhooks', 'presets'],
+  ['jobs', 'scheduler'],
+  ['http'],
+  ['api', 'admin', 'stream', 'mqtt', 'openapi', 'observability'],
+  ['app.js', 'main.js'],
 ]
-const upward = (folders, layer) => ({
-  patterns: [
-    {
-      group: [...folders.map((f) => `../${f}/*`), '../services.js', '../stages.js', '../app.js', '../main.js'],
-      message: `${layer} imports only from its own layer or earlier ones (imports point downstream).`,
-    },
-  ],
+const isFile = (name) => name.endsWith('.js')
+const layerRules = LAYERS.flatMap((layer, i) => {
+  const above = LAYERS.slice(i + 1).flat()
+  if (!above.length) return []
+  const rule = (prefix) => ({
+    patterns: [
+      {
+        group: above.map((x) => (isFile(x) ? `${prefix}${x}` : `${prefix}${x}/*`)),
+        message: `${layer.join(', ')} may import only from its own layer or earlier ones (README "Layout"): imports point downstream.`,
+      },
+    ],
+  })
+  const folders = layer.filter((x) => !isFile(x)).map((x) => `src/${x}/**`)
+  const files = layer.filter(isFile).map((x) => `src/${x.replace(/\.js$/, '.ts')}`)
+  return [
+    ...(folders.length ? [{ files: folders, rules: { 'no-restricted-imports': ['error', rule('../')] } }] : []),
+    ...(files.length ? [{ files, rules: { 'no-restricted-imports': ['error', rule('./')] } }] : []),
+  ]
 })
 
 // SQL lives in src/store/, which owns every table.
@@ -49,20 +55,10 @@ export default tseslint.config(
     },
   },
   { files: ['src/config/**', 'test/**', 'bench/**', 'bin/**'], rules: { 'no-restricted-properties': 'off' } },
-  {
-    files: ['src/domain/**'],
-    rules: {
-      'no-restricted-imports': ['error', upward([...ABOVE_STORE, 'store', 'coord', 'decode', 'config'], 'src/domain')],
-    },
-  },
-  { files: ['src/store/**'], rules: { 'no-restricted-imports': ['error', upward(ABOVE_STORE, 'src/store')] } },
+  ...layerRules,
   {
     files: ['src/**/*.ts'],
-    ignores: [
-      'src/store/**',
-      // Starts ClickHouse's HTTP listener; no table.
-      'src/clickhouse-server/**',
-    ],
+    ignores: ['src/store/**'],
     rules: { 'no-restricted-syntax': ['error', ...noSql('it owns every table')] },
   },
 )

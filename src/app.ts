@@ -1,40 +1,68 @@
-// Composition root: builds every stage from the config, wires the routes, starts the HTTP
-// server and the scheduler line, and knows how to stop them in order.
+// Composition root: builds every part in dependency order, each from the parts it names,
+// registers the routes, starts the HTTP server, and stops the parts in reverse order.
+// Nothing is published back into a shared bag: what a part needs is handed to it here.
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Logger } from 'pino'
+import type { ActorRegistry } from './actors/registry.js'
+import type { AdminDeps } from './admin/deps.js'
 import { registerAdmin } from './admin/index.js'
+import type { ApiDeps } from './api/deps.js'
 import { registerApi } from './api/index.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config/index.js'
 import type { Coord } from './coord/coord.js'
 import { MemoryCoord } from './coord/memory.js'
 import { RedisCoord } from './coord/redis.js'
+import type { DecoderPool } from './decode/index.js'
+import { buildEvents } from './events/build.js'
 import { Authenticator } from './http/auth.js'
 import { Router } from './http/router.js'
 import { startHttpServer, type HttpServer } from './http/server.js'
+import { buildIngest } from './ingest/build.js'
+import type { Ingest } from './ingest/types.js'
+import { ImportRunner } from './jobs/imports.js'
+import { Lifecycle } from './lifecycle.js'
+import { buildMqtt } from './mqtt/build.js'
+import { buildObservability } from './observability/build.js'
+import { createLogger } from './observability/logger.js'
+import type { Metrics } from './observability/metrics.js'
+import { redactUrlCredentials } from './observability/redact.js'
+import { registerOpenApi } from './openapi/serve.js'
 import { Scheduler } from './scheduler/scheduler.js'
-import type { Services } from './services.js'
-import { Store } from './store/store.js'
-import { TenantRepo } from './store/tenants.js'
+import { addSchedulerTasks } from './scheduler/tasks.js'
+import type { Base } from './store/base.js'
 import { GroupRepo } from './store/groups.js'
 import { MeterRepo } from './store/meters.js'
 import { ProfileRepo } from './store/profiles.js'
-import { MemoryOutbox } from './events/outbox.js'
-import { buildStages, type Stage } from './stages.js'
-import { createLogger } from './observability/logger.js'
-import { redactUrlCredentials } from './observability/redact.js'
+import { Store } from './store/store.js'
+import { TenantRepo } from './store/tenants.js'
+import { buildStream, type StreamEndpoint } from './stream/build.js'
+import { WebhookRepo } from './webhooks/repo.js'
 
 export interface AppOptions {
   clock?: Clock
   logger?: Logger
+  /**
+   * Decorates the ingest pipeline every source uses (HTTP, webhooks, stream, MQTT, imports);
+   * tests make it fail or wait on demand. /metrics still observes the pipeline underneath.
+   */
+  wrapIngest?: (pipeline: Ingest) => Ingest
+}
+
+/** What the app built, for tests and tools to read. Parts are handed out, never replaced. */
+export interface Parts extends AdminDeps, ApiDeps {
+  decoder: DecoderPool
+  actors: ActorRegistry
+  metrics: Metrics
+  stream: StreamEndpoint
 }
 
 export interface App {
   url: string
   port: number
-  services: Services
+  parts: Readonly<Parts>
   router: Router
   http: HttpServer
   /** Graceful stop: stop accepting, answer in-flight requests, flush writers, close. */
@@ -45,71 +73,112 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   const clock = opts.clock ?? systemClock
   const log = opts.logger ?? createLogger(config)
   fs.mkdirSync(config.DATA_DIR, { recursive: true })
+  // Parts start in the order added and stop in reverse: the store and coordination close
+  // last, the stream stops first.
+  const lifecycle = new Lifecycle()
 
-  let coord: Coord
-  if (config.REDIS_URL) {
-    const rc = new RedisCoord(config.REDIS_URL, coordPrefix(config), () => clock.now())
-    await rc.connect().catch(async (err: Error) => {
-      await rc.close().catch(() => {})
-      throw new Error(
-        `could not connect to REDIS_URL ${redactUrlCredentials(config.REDIS_URL!)}: ${err.message}`,
-      )
-    })
-    coord = rc
-  } else coord = new MemoryCoord(() => clock.now())
-
+  const coord = await openCoord(config, clock)
+  lifecycle.add({ name: 'coord', stop: () => coord.close() })
   const store = await Store.open(config, coord)
-  const tenants = new TenantRepo(store)
-  const auth = new Authenticator(tenants, coord, () => clock.now())
-  await coord.subscribe('invalidate', () => auth.invalidate())
-  const meters = new MeterRepo(store, coord)
-  await meters.init()
-  const profiles = new ProfileRepo(store.sql, coord)
-  await profiles.init()
-  const scheduler = new Scheduler(store.sql, coord, clock, config.SCHEDULER_INTERVAL_S, log)
-
-  const services: Services = {
+  lifecycle.add({ name: 'store', stop: () => store.close() })
+  const base: Base = {
     config,
     log,
     clock,
     coord,
     store,
-    tenants,
-    meters,
+    tenants: new TenantRepo(store),
+    meters: new MeterRepo(store, coord),
     groups: new GroupRepo(store),
-    profiles,
-    outbox: new MemoryOutbox(),
-    ingest: {
-      ingest: () => Promise.reject(new Error('ingest stage not built')),
-    },
+    profiles: new ProfileRepo(store.sql, coord),
+  }
+  await base.meters.init()
+  await base.profiles.init()
+  const auth = new Authenticator(base.tenants, coord, () => clock.now())
+  await coord.subscribe('invalidate', () => auth.invalidate())
+
+  const scheduler = new Scheduler(store.sql, coord, clock, config.SCHEDULER_INTERVAL_S, log)
+  lifecycle.add({
+    name: 'scheduler',
+    start: () => (config.SCHEDULER === 'on' ? scheduler.start() : undefined),
+    stop: () => scheduler.stop(),
+  })
+
+  // Before every producer, so all of them emit to the durable outbox; stopped after them,
+  // so it still takes what they emit while stopping.
+  const events = await buildEvents(base)
+  const outbox = events.outbox
+  lifecycle.add(events.engine)
+
+  const ingestParts = await buildIngest({ ...base, outbox })
+  const { decoder, actors, keyQuarantine } = ingestParts
+  lifecycle.add({ name: 'decoder', stop: () => decoder.destroy() })
+  const ingest = opts.wrapIngest?.(ingestParts.pipeline) ?? ingestParts.pipeline
+
+  const webhooks = new WebhookRepo(store, coord, () => clock.now())
+  await webhooks.init()
+  const imports = new ImportRunner({ ...base, ingest, outbox })
+  lifecycle.add({
+    name: 'imports',
+    start: async () => void (await imports.failInterrupted()),
+    stop: () => imports.drain(),
+  })
+  addSchedulerTasks(scheduler, { ...base, outbox, keyQuarantine, imports })
+
+  const stream = buildStream({ ...base, auth, ingest })
+  const observability = buildObservability({
+    ...base,
+    adminToken: adminToken(config),
+    pipeline: ingestParts.pipeline,
+    decoder,
+    actors,
+    stream,
+  })
+  lifecycle.add(observability)
+  const mqtt = buildMqtt({ ...base, ingest, metrics: observability.metrics })
+  lifecycle.add(mqtt)
+  // Stopped right after the stream, which answers its messages in flight within its own
+  // short deadline: only then are meter turns not yet started refused.
+  lifecycle.add({ name: 'actors', stop: () => actors.stop() })
+  lifecycle.add(stream)
+
+  const parts: Parts = {
+    ...base,
+    adminToken: adminToken(config),
     auth,
     scheduler,
-    adminToken: adminToken(config),
+    outbox,
+    events,
+    ingest,
+    webhooks,
+    imports,
+    keyQuarantine,
+    mqtt,
+    decoder,
+    actors,
+    metrics: observability.metrics,
+    stream,
   }
-  const stages: Stage[] = await buildStages(services)
-
   const router = new Router()
-  registerApi(router, services)
-  registerAdmin(router, services)
-  for (const st of stages) st.registerRoutes?.(router)
+  registerApi(router, parts)
+  registerAdmin(router, parts)
+  observability.registerRoutes(router)
+  registerOpenApi(router)
 
   const http = await startHttpServer(router, {
     host: config.HOST,
     port: config.PORT,
     maxBodyBytes: config.MAX_BODY_BYTES,
     logger: log,
-    configure: (app) => {
-      for (const st of stages) st.configureHttp?.(app)
-    },
+    configure: (app) => stream.configureHttp(app),
   })
-  if (config.SCHEDULER === 'on') scheduler.start()
-  for (const st of stages) await st.start?.()
+  await lifecycle.start()
 
   let closing: Promise<void> | null = null
   return {
     url: `http://${config.HOST}:${http.port}`,
     port: http.port,
-    services,
+    parts,
     router,
     http,
     close() {
@@ -117,20 +186,23 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
         // Bounded: `docker stop` kills after 10 s. What is still running after the drain
         // deadline is answered 503 (never acknowledged), so nothing acknowledged is lost.
         await http.drain(DRAIN_MS)
-        // The stream stage (stopped first) answers its messages in flight within its own
-        // short deadline; only then are meter turns not yet started refused.
-        for (const st of [...stages].reverse()) {
-          await st.stop?.()
-          if (st === services.stream) services.actors?.stop()
-        }
-        services.actors?.stop()
-        await scheduler.stop()
-        await store.close()
-        await coord.close()
+        await lifecycle.stop()
       })()
       return closing
     },
   }
+}
+
+async function openCoord(config: Readonly<Config>, clock: Clock): Promise<Coord> {
+  if (!config.REDIS_URL) return new MemoryCoord(() => clock.now())
+  const rc = new RedisCoord(config.REDIS_URL, coordPrefix(config), () => clock.now())
+  await rc.connect().catch(async (err: Error) => {
+    await rc.close().catch(() => {})
+    throw new Error(
+      `could not connect to REDIS_URL ${redactUrlCredentials(config.REDIS_URL!)}: ${err.message}`,
+    )
+  })
+  return rc
 }
 
 /** How long SIGTERM waits for in-flight requests before answering the rest 503. */

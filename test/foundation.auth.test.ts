@@ -15,7 +15,7 @@ const clock = new ManualClock()
 const s = await startTestServer({ REDIS_URL: '' }, { clock })
 t.teardown(() => s.close())
 addProbeRoutes(s)
-t.equal(s.app.services.coord.kind, 'memory', 'no REDIS_URL: in-process coordination')
+t.equal(s.app.parts.coord.kind, 'memory', 'no REDIS_URL: in-process coordination')
 
 const ping = (token?: string, headers?: Record<string, string>) =>
   s.call('GET', '/api/v1/ping', { token, headers })
@@ -135,7 +135,7 @@ t.test(
 
 t.test('tokens are stored hashed', async (t) => {
   const { token, tokenId } = await makeToken(s)
-  const rows = await s.app.services.store.sql.query<Record<string, string>>(
+  const rows = await s.app.parts.store.sql.query<Record<string, string>>(
     'SELECT * FROM api_tokens FINAL WHERE id = {id:UInt64}',
     { id: tokenId },
   )

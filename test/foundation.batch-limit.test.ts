@@ -19,7 +19,7 @@ if (!s.app.router.list().some((r) => r.method === 'POST' && r.pattern === '/api/
   t.pass('skipped', { skip: 'no /reportData yet' })
 } else {
   t.test('default: 10,001 readings are a 422 naming readings; nothing stored', async (t) => {
-    t.equal(s.app.services.config.MAX_BATCH_ITEMS, 10_000)
+    t.equal(s.app.parts.config.MAX_BATCH_ITEMS, 10_000)
     const { token } = await s.tenant()
     const readings = Array.from({ length: 10_001 }, (_, i) => reading(i))
     const r = await s.call('POST', '/api/v1/reportData', { token, body: { readings } })
@@ -27,7 +27,7 @@ if (!s.app.router.list().some((r) => r.method === 'POST' && r.pattern === '/api/
     t.ok(r.body.message)
     t.ok(r.body.errors.readings, 'errors keyed `readings`')
     t.match(r.body.errors.readings[0], /10000/)
-    const [c] = await s.app.services.store.sql.query<{ n: string }>(
+    const [c] = await s.app.parts.store.sql.query<{ n: string }>(
       'SELECT count() AS n FROM readings',
     )
     t.equal(Number(c!.n), 0, 'nothing of the batch was stored')

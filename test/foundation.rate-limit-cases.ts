@@ -97,7 +97,7 @@ export function rateLimitCases(t: Test, s: () => TestServer, clock: ManualClock)
  * auth rules are tested independently of which endpoints exist yet.
  */
 export function addProbeRoutes(s: TestServer): void {
-  const auth = s.app.services.auth
+  const auth = s.app.parts.auth
   s.app.router.get('/api/v1/__foundation/read', async (req) => {
     const p = await auth.authenticate(req, { scope: 'data:read' })
     return json(200, { data: p })

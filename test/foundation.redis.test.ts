@@ -24,7 +24,7 @@ if (!redisAvailable({ own: true })) {
     await redis.stop()
   })
   addProbeRoutes(s)
-  t.equal(s.app.services.coord.kind, 'redis', 'REDIS_URL set: Redis coordination')
+  t.equal(s.app.parts.coord.kind, 'redis', 'REDIS_URL set: Redis coordination')
 
   t.test('rate limits (Redis)', async (t) => rateLimitCases(t, () => s, clock))
 

@@ -124,7 +124,7 @@ t.test('SIGTERM under load: bounded exit, every request answered, acknowledged k
   // Every acknowledged reading is stored: open the same DATA_DIR again.
   const again = await startTestServer({ CLICKHOUSE_URL: '', REDIS_URL: '' }, { dataDir })
   t.teardown(() => again.close())
-  const rows = await again.app.services.store.sql.query<{ id: string; at: string }>(
+  const rows = await again.app.parts.store.sql.query<{ id: string; at: string }>(
     `SELECT DISTINCT m.meter_identifier AS id, r.recorded_at AS at FROM readings r
      JOIN (SELECT id, meter_identifier FROM meters FINAL WHERE workspace_id = {ws:UInt64}) m ON m.id = r.meter_id
      WHERE r.workspace_id = {ws:UInt64}`,

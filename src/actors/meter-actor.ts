@@ -13,12 +13,11 @@ import { deleteStatusVersions } from '../store/status.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
-import type { Kind } from '../ingest/types.js'
 import type { HistoryLoader, MeterHistory } from '../store/history.js'
 import { Mailbox } from './mailbox.js'
 import {
   NEIGHBOURHOOD,
-  type Kind as QualityKind,
+  type Kind,
   type MeterQualityContext,
   type QualityFlag,
 } from './quality/index.js'
@@ -70,7 +69,7 @@ export interface MeterLocks {
 
 const key = (kind: string, t: number) => `${kind}:${t}`
 
-const KINDS: readonly QualityKind[] = ['consumption', 'saldo']
+const KINDS: readonly Kind[] = ['consumption', 'saldo']
 /**
  * The window keeps the readings of the last WINDOW_SPAN_MS per kind (at most WINDOW_MAX,
  * at least NEIGHBOURHOOD): a reading that arrives up to that late, e.g. from a request that
@@ -119,7 +118,7 @@ export class MeterActor {
   private meter: Meter
   private seen: number | null = null
   /** Per kind: the window holds every stored reading with recorded_at after this. */
-  private completeAfter: Record<QualityKind, number> = { consumption: Infinity, saldo: Infinity }
+  private completeAfter: Record<Kind, number> = { consumption: Infinity, saldo: Infinity }
   lastUsed = 0
 
   constructor(

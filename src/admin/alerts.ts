@@ -3,9 +3,9 @@ import { Type } from '@sinclair/typebox'
 import { validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import { AlertRepo, alertView, type AlertRuleType } from '../scheduler/alerts.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { CANONICAL_STATUSES } from './profiles.js'
 import { FLAG_ORDER } from '../domain/quality.js'
 import { adminRoute, idParam, notFound } from './guard.js'
@@ -34,7 +34,10 @@ export const ResolveBody = Type.Object(
   { additionalProperties: false },
 )
 
-export function registerAlertAdmin(router: Router, s: Services): void {
+export function registerAlertAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'clock' | 'meters' | 'outbox' | 'store' | 'tenants'>,
+): void {
   const repo = new AlertRepo(s)
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)

@@ -5,9 +5,9 @@ import { Type } from '@sinclair/typebox'
 import { validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import { analyzeTelegram } from '../decode/analyze.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute } from './guard.js'
 
 export const DecodeBody = Type.Object(
@@ -20,7 +20,7 @@ export const DecodeBody = Type.Object(
   { additionalProperties: false },
 )
 
-export function registerDecodeAdmin(router: Router, s: Services): void {
+export function registerDecodeAdmin(router: Router, s: Pick<AdminDeps, 'adminToken'>): void {
   adminRoute(router, s, 'POST', '/decode', async (req) => {
     const b = check(DecodeBody, req.json())
     const telegram = b.telegram.replace(/[\s_|#]/g, '') // separators as in logged telegrams

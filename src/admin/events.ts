@@ -5,12 +5,12 @@ import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import { EVENT_NAMES } from '../events/catalog.js'
 import type { Delivery, Subscription } from '../store/events.js'
 import { newSigningSecret } from '../events/signing.js'
-import { eventsOf } from '../events/stage.js'
+
 import { isPrivateTarget, urlProblem } from '../events/targets.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { rejectUnknown } from '../http/validate.js'
-import type { Services } from '../services.js'
+import { rejectUnknown } from '../validate.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
 const CATALOG: readonly string[] = EVENT_NAMES
@@ -40,7 +40,7 @@ interface SubscriptionFields {
 
 /** Checks a create or patch body; every problem is a 422 keyed by its field. */
 async function readFields(
-  s: Services,
+  s: Pick<AdminDeps, 'adminToken' | 'clock' | 'config' | 'events' | 'tenants'>,
   body: unknown,
   create: boolean,
 ): Promise<SubscriptionFields> {
@@ -86,16 +86,19 @@ async function readFields(
   return out
 }
 
-export function registerEventAdmin(router: Router, s: Services): void {
+export function registerEventAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'clock' | 'config' | 'events' | 'tenants'>,
+): void {
   const workspace = async (id: number) =>
     (await s.tenants.getWorkspace(id)) ?? notFound('workspace', id)
   const subscription = async (id: number) =>
-    (await eventsOf(s).repo.getSubscription(id)) ?? notFound('event subscription', id)
+    (await s.events.repo.getSubscription(id)) ?? notFound('event subscription', id)
 
   adminRoute(router, s, 'POST', '/workspaces/:ws/event-subscriptions', async (req) => {
     const w = await workspace(idParam(req, 'ws'))
     const f = await readFields(s, req.json(), true)
-    const { repo, outbox } = eventsOf(s)
+    const { repo, outbox } = s.events
     const sub: Subscription = {
       id: await repo.nextSubscriptionId(),
       workspace_id: w.id,
@@ -114,7 +117,7 @@ export function registerEventAdmin(router: Router, s: Services): void {
   adminRoute(router, s, 'GET', '/workspaces/:ws/event-subscriptions', async (req) => {
     const w = await workspace(idParam(req, 'ws'))
     return json(200, {
-      data: (await eventsOf(s).repo.listSubscriptions(w.id)).map(publicSubscription),
+      data: (await s.events.repo.listSubscriptions(w.id)).map(publicSubscription),
     })
   })
 
@@ -128,7 +131,7 @@ export function registerEventAdmin(router: Router, s: Services): void {
     const next: Subscription = { ...sub, ...f }
     // Switching a target on again starts its count of exhausted deliveries afresh.
     if (next.enabled && !sub.enabled) next.consecutive_failures = 0
-    const { repo, outbox, engine } = eventsOf(s)
+    const { repo, outbox, engine } = s.events
     await repo.saveSubscription(next)
     await outbox.invalidate()
     if (next.enabled && !sub.enabled) engine.wake()
@@ -139,8 +142,8 @@ export function registerEventAdmin(router: Router, s: Services): void {
     const sub = await subscription(idParam(req, 'id'))
     const next = { ...sub, signing_secret: newSigningSecret() }
     // The engine reads the subscription before every attempt: the next one signs with this.
-    await eventsOf(s).repo.saveSubscription(next)
-    await eventsOf(s).outbox.invalidate()
+    await s.events.repo.saveSubscription(next)
+    await s.events.outbox.invalidate()
     return json(200, { data: { signing_secret: next.signing_secret } })
   })
 
@@ -153,13 +156,13 @@ export function registerEventAdmin(router: Router, s: Services): void {
         throw validationError({ limit: ['The limit field must be an integer from 1 to 1000.'] })
       limit = Number(raw)
     }
-    const rows = await eventsOf(s).repo.listDeliveries(sub.id, limit)
+    const rows = await s.events.repo.listDeliveries(sub.id, limit)
     return json(200, { data: rows.map(publicDelivery) })
   })
 
   adminRoute(router, s, 'POST', '/deliveries/:id/retry', async (req) => {
     const id = req.params.id ?? ''
-    const { repo, engine } = eventsOf(s)
+    const { repo, engine } = s.events
     const d = /^[0-9a-f-]{36}$/i.test(id) ? await repo.getDelivery(id.toLowerCase()) : null
     if (!d) notFound('delivery', id)
     // A delivered event is not sent again (the receiver has it): 409, nothing scheduled.
@@ -183,7 +186,7 @@ export function registerEventAdmin(router: Router, s: Services): void {
 
   adminRoute(router, s, 'GET', '/workspaces/:ws/outbox', async (req) => {
     const w = await workspace(idParam(req, 'ws'))
-    const mails = await eventsOf(s).repo.listMails(w.id)
+    const mails = await s.events.repo.listMails(w.id)
     return json(200, {
       data: mails.map((m) => ({
         to: m.to,

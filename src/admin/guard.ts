@@ -2,12 +2,12 @@ import { apiError } from '../errors.js'
 import { checkAdmin } from '../http/auth.js'
 import type { Handler, Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 
 /** Registers an admin route: the admin bearer token is checked before the handler runs. */
 export function adminRoute(
   router: Router,
-  s: Services,
+  s: Pick<AdminDeps, 'adminToken'>,
   method: string,
   pattern: string,
   handler: Handler,

@@ -5,10 +5,13 @@ import { checkAdmin } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { importView } from '../jobs/imports.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-export function registerImportAdmin(router: Router, s: Services): void {
+export function registerImportAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'config' | 'imports' | 'tenants'>,
+): void {
   const runner = () => s.imports!
   router.add(
     'POST',

@@ -1,5 +1,5 @@
 import type { Router } from '../http/router.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { registerEventAdmin } from './events.js'
 import { registerSchedulerAdmin } from './scheduler.js'
 import { registerTenantAdmin } from './tenants.js'
@@ -17,7 +17,7 @@ import { registerDecodeAdmin } from './decode.js'
 import { registerQuarantineAdmin } from './quarantine.js'
 
 /** Every /admin/v1 route group. */
-export function registerAdmin(router: Router, s: Services): void {
+export function registerAdmin(router: Router, s: AdminDeps): void {
   registerTenantAdmin(router, s)
   registerSchedulerAdmin(router, s)
   registerWebhookAdmin(router, s)

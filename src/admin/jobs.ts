@@ -3,9 +3,9 @@ import { Type } from '@sinclair/typebox'
 import { validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import { backfillReadingQuality } from '../jobs/backfill.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute } from './guard.js'
 
 export const BackfillBody = Type.Object(
@@ -16,7 +16,10 @@ export const BackfillBody = Type.Object(
   { additionalProperties: false },
 )
 
-export function registerJobAdmin(router: Router, s: Services): void {
+export function registerJobAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'coord' | 'meters' | 'store' | 'tenants'>,
+): void {
   adminRoute(router, s, 'POST', '/jobs/backfill-reading-quality', async (req) => {
     const b = req.body.length ? check(BackfillBody, req.json()) : {}
     if (b.workspace_id !== undefined && !(await s.tenants.getWorkspace(b.workspace_id)))

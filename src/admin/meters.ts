@@ -4,11 +4,11 @@ import { Type } from '@sinclair/typebox'
 import { apiError, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import { meterView } from '../api/meter-view.js'
 import { backfillMeter } from '../jobs/backfill.js'
 import { replayQuarantine } from '../jobs/key-replay.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { LIFECYCLE_STATES, type Meter } from '../store/meters.js'
 import { insertExchange, listExchanges } from '../store/exchanges.js'
 import { latestStatuses } from '../store/status.js'
@@ -44,14 +44,20 @@ export const ExchangeBody = Type.Object(
 )
 
 /** The Meter response object of api-v1.md for one stored meter. */
-export async function meterResponse(s: Services, m: Meter) {
+export async function meterResponse(
+  s: Omit<AdminDeps, 'auth' | 'scheduler' | 'events' | 'webhooks' | 'mqtt'>,
+  m: Meter,
+) {
   const profile = await s.profiles.get(m.workspace_id, m.profile_key, m.profile_version)
   const group = m.group_id !== null ? await s.groups.get(m.workspace_id, m.group_id) : null
   const status = (await latestStatuses(s.store.sql, m.workspace_id, [m.id])).get(m.id) ?? null
   return meterView(m, profile, group, status)
 }
 
-export function registerMeterAdmin(router: Router, s: Services): void {
+export function registerMeterAdmin(
+  router: Router,
+  s: Omit<AdminDeps, 'auth' | 'scheduler' | 'events' | 'webhooks' | 'mqtt'>,
+): void {
   const meter = async (id: number) => (await s.meters.findAnyById(id)) ?? notFound('meter', id)
 
   adminRoute(router, s, 'PUT', '/meters/:meter/lifecycle', async (req) => {

@@ -5,10 +5,10 @@ import { Type } from '@sinclair/typebox'
 import { FieldErrorCollector } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import type { MqttStatus } from '../mqtt/status.js'
 import { mappingOrPreset } from '../presets/resolve.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import type { MqttSubscription } from '../store/mqtt-subscriptions.js'
 import { compileMapping } from '../webhooks/mapping.js'
 import { adminRoute, idParam, notFound } from './guard.js'
@@ -91,7 +91,10 @@ export const subscriptionView = (sub: MqttSubscription, status: MqttStatus) => (
   status,
 })
 
-export function registerMqttAdmin(router: Router, s: Services): void {
+export function registerMqttAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'clock' | 'mqtt' | 'tenants'>,
+): void {
   const mq = () => s.mqtt!
   const view = async (sub: MqttSubscription) =>
     subscriptionView(sub, await mq().status.read(sub.id))

@@ -3,9 +3,9 @@
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { MAPPING_PRESETS } from '../presets/presets.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute } from './guard.js'
 
-export function registerPresetAdmin(router: Router, s: Services): void {
+export function registerPresetAdmin(router: Router, s: Pick<AdminDeps, 'adminToken'>): void {
   adminRoute(router, s, 'GET', '/mapping-presets', () => json(200, { data: MAPPING_PRESETS }))
 }

@@ -5,9 +5,9 @@ import { Type } from '@sinclair/typebox'
 import { FieldErrorCollector } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import { validateLayout } from '../decode/frame-layout.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { BUILTIN_PROFILES, type Profile } from '../store/profiles.js'
 import { CANONICAL_STATUSES } from '../ingest/statuses.js'
 import { adminRoute, idParam, notFound } from './guard.js'
@@ -42,7 +42,10 @@ export const profileView = (p: Profile) => ({
   builtin: p.builtin,
 })
 
-export function registerProfileAdmin(router: Router, s: Services): void {
+export function registerProfileAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'profiles' | 'tenants'>,
+): void {
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 

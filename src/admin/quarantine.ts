@@ -2,10 +2,13 @@
 // telegrams waiting for the right key, so an operator sees what a key PUT would replay.
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-export function registerQuarantineAdmin(router: Router, s: Services): void {
+export function registerQuarantineAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'keyQuarantine' | 'meters'>,
+): void {
   adminRoute(router, s, 'GET', '/meters/:meter/quarantine', async (req) => {
     const id = idParam(req, 'meter')
     const m = (await s.meters.findAnyById(id)) ?? notFound('meter', id)

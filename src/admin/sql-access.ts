@@ -5,11 +5,14 @@ import crypto from 'node:crypto'
 import { validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { sqlAccessStatements } from '../store/sql-access.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
-export function registerSqlAccessAdmin(router: Router, s: Services): void {
+export function registerSqlAccessAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'config' | 'tenants'>,
+): void {
   adminRoute(router, s, 'GET', '/workspaces/:ws/sql-access', async (req) => {
     const ws = idParam(req, 'ws')
     if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)

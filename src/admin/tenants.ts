@@ -6,8 +6,8 @@ import { apiError, validationError } from '../errors.js'
 import { hashToken, SCOPES } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
-import type { Services } from '../services.js'
+import { check } from '../validate.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
 const NullableInt = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
@@ -52,7 +52,10 @@ export function newSecret(prefix: string): string {
   return `${prefix}_${crypto.randomBytes(24).toString('base64url')}`
 }
 
-export function registerTenantAdmin(router: Router, s: Services): void {
+export function registerTenantAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'auth' | 'clock' | 'coord' | 'tenants'>,
+): void {
   const { tenants } = s
   const workspace = async (id: number) =>
     (await tenants.getWorkspace(id)) ?? notFound('workspace', id)

@@ -4,9 +4,9 @@ import { validationError } from '../errors.js'
 import { isPrivateTarget } from '../events/targets.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
+import { check } from '../validate.js'
 import { parseCron, TransferRepo, transferView } from '../scheduler/transfers.js'
-import type { Services } from '../services.js'
+import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
 export const TransferCreate = Type.Object(
@@ -18,7 +18,13 @@ export const TransferCreate = Type.Object(
   { additionalProperties: false },
 )
 
-export function registerTransferAdmin(router: Router, s: Services): void {
+export function registerTransferAdmin(
+  router: Router,
+  s: Pick<
+    AdminDeps,
+    'adminToken' | 'clock' | 'config' | 'groups' | 'meters' | 'outbox' | 'store' | 'tenants'
+  >,
+): void {
   const repo = new TransferRepo(s)
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)

@@ -3,8 +3,8 @@
 import { Type } from '@sinclair/typebox'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../http/validate.js'
-import type { Services } from '../services.js'
+import { check } from '../validate.js'
+import type { AdminDeps } from './deps.js'
 import { mappingOrPreset } from '../presets/resolve.js'
 import { compileMapping } from '../webhooks/mapping.js'
 import {
@@ -44,7 +44,10 @@ export const endpointView = (ep: WebhookEndpoint) => ({
   created_at: ep.created_at,
 })
 
-export function registerWebhookAdmin(router: Router, s: Services): void {
+export function registerWebhookAdmin(
+  router: Router,
+  s: Pick<AdminDeps, 'adminToken' | 'clock' | 'tenants' | 'webhooks'>,
+): void {
   const repo = () => s.webhooks!
   const endpoint = async (id: string) => {
     const ep = id.length <= 64 ? await repo().get(id) : null

@@ -7,9 +7,9 @@ import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
-import { check, rejectUnknown } from '../http/validate.js'
+import { check, rejectUnknown } from '../validate.js'
 import { intParam } from '../query/params.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 import type { MeterGroup } from '../store/groups.js'
 import { pathId } from './meters.js'
 
@@ -32,7 +32,11 @@ function objectBody(req: HttpRequest, allowed: string[]): Record<string, unknown
 
 /** Group mutations of one workspace run one at a time (here, and under a lease across instances). */
 const chains = new Map<number, Promise<unknown>>()
-async function serialized<T>(s: Services, ws: number, f: () => Promise<T>): Promise<T> {
+async function serialized<T>(
+  s: Pick<ApiDeps, 'auth' | 'coord' | 'groups' | 'meters'>,
+  ws: number,
+  f: () => Promise<T>,
+): Promise<T> {
   const prev = chains.get(ws) ?? Promise.resolve()
   const run = prev
     .catch(() => {})
@@ -56,7 +60,10 @@ async function serialized<T>(s: Services, ws: number, f: () => Promise<T>): Prom
   }
 }
 
-export function registerGroups(router: Router, s: Services): void {
+export function registerGroups(
+  router: Router,
+  s: Pick<ApiDeps, 'auth' | 'coord' | 'groups' | 'meters'>,
+): void {
   const write = (req: HttpRequest) =>
     s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
 

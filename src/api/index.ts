@@ -1,5 +1,5 @@
 import type { Router } from '../http/router.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 import { registerGroups } from './groups.js'
 import { registerMeters } from './meters.js'
 import { registerPing } from './ping.js'
@@ -9,7 +9,7 @@ import { registerStatusReports } from './status-reports.js'
 import { registerWebhookIngest } from './webhooks.js'
 
 /** Every /api/v1 route group. */
-export function registerApi(router: Router, s: Services): void {
+export function registerApi(router: Router, s: ApiDeps): void {
   registerPing(router, s)
   registerReport(router, s)
   registerMeters(router, s)

@@ -6,10 +6,10 @@ import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
-import { check, rejectUnknown } from '../http/validate.js'
+import { check, rejectUnknown } from '../validate.js'
 import { meterReadingSpan, purgeMeterData } from '../store/meter-data.js'
 import { UNITS, familyOf, meterUnit } from '../domain/units.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 import { newMeter, type Meter } from '../store/meters.js'
 import { latestStatuses } from '../store/status.js'
 import { meterView } from './meter-view.js'
@@ -83,7 +83,11 @@ export function pathId(req: HttpRequest, name: string): number {
   return Number(raw)
 }
 
-export async function viewMeters(s: Services, ws: number, meters: Meter[]) {
+export async function viewMeters(
+  s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
+  ws: number,
+  meters: Meter[],
+) {
   const [groups, statuses] = await Promise.all([
     s.groups.list(ws),
     latestStatuses(s.store.sql, ws, meters.length === 1 ? [meters[0]!.id] : undefined),
@@ -101,7 +105,10 @@ export async function viewMeters(s: Services, ws: number, meters: Meter[]) {
   )
 }
 
-export function registerMeters(router: Router, s: Services): void {
+export function registerMeters(
+  router: Router,
+  s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
+): void {
   const write = (req: HttpRequest) =>
     s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
 

@@ -3,9 +3,12 @@
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { heartbeat } from '../scheduler/scheduler.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 
-export function registerPing(router: Router, s: Services): void {
+export function registerPing(
+  router: Router,
+  s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'store'>,
+): void {
   router.get('/api/v1/ping', async (req) => {
     await s.auth.authenticate(req)
     const scheduler = await heartbeat(s.store.sql, s.clock, s.config.SCHEDULER_INTERVAL_S)

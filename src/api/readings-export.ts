@@ -10,7 +10,7 @@ import { familyOf, meterUnit, displayUnitOf, fromCanonical } from '../domain/uni
 import { derivedConsumption } from '../query/consumption.js'
 import { aggregatePlan, type Kind } from '../store/readings-query.js'
 import { isoLocal, offsetMs } from '../domain/time.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 import type { Meter } from '../store/meters.js'
 import {
   aggregateExportQuery,
@@ -65,7 +65,7 @@ export interface ExportRequest {
 }
 
 export async function exportReadings(
-  s: Services,
+  s: Pick<ApiDeps, 'clock' | 'config' | 'store' | 'tenants'>,
   req: HttpRequest,
   fmt: ExportFormat,
   x: ExportRequest,
@@ -90,7 +90,11 @@ export async function exportReadings(
   }
 }
 
-async function exportQuery(s: Services, x: ExportRequest, fmt: ExportFormat) {
+async function exportQuery(
+  s: Pick<ApiDeps, 'clock' | 'config' | 'store' | 'tenants'>,
+  x: ExportRequest,
+  fmt: ExportFormat,
+) {
   if (x.derive) {
     const m = x.meters[0]!
     // One meter's series: computed in the service (as for JSON), formatted by ClickHouse.

@@ -8,7 +8,7 @@ import { intParam, enumParam, meta, pageParams, rangeParams } from '../query/par
 import { aggregateReadings, rawReadings } from '../store/readings-query.js'
 import { isoLocal, isValidTimeZone, offsetMs } from '../domain/time.js'
 import { displayUnitOf, fromCanonical, familyOf, meterUnit } from '../domain/units.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 import { exportFormat, exportReadings } from './readings-export.js'
 import type { Meter } from '../store/meters.js'
 
@@ -17,7 +17,7 @@ const AGGREGATES = ['raw', 'hourly', 'daily'] as const
 
 /** Meters of the workspace, of one meter, or of a group's subtree; 422 for unknown ids. */
 export async function scopeMeters(
-  s: Services,
+  s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'groups' | 'meters' | 'store' | 'tenants'>,
   ws: number,
   meterId: number | undefined,
   groupId: number | undefined,
@@ -71,7 +71,10 @@ function derivedDisplay(m: Meter, r: { consumption: number | null; unit: string 
   return { display_consumption: fromCanonical(r.consumption, unit), display_unit: unit }
 }
 
-export function registerReadings(router: Router, s: Services): void {
+export function registerReadings(
+  router: Router,
+  s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'groups' | 'meters' | 'store' | 'tenants'>,
+): void {
   router.get('/api/v1/readings', async (req) => {
     const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
     const q = req.query

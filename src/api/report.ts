@@ -3,9 +3,9 @@
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { validationError } from '../errors.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 
-export function registerReport(router: Router, s: Services): void {
+export function registerReport(router: Router, s: Pick<ApiDeps, 'auth' | 'ingest'>): void {
   router.post('/api/v1/reportData', async (req) => {
     const p = await s.auth.authenticate(req, { scope: 'data:report' })
     const body = req.json<{ readings?: unknown }>()

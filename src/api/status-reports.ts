@@ -3,10 +3,13 @@ import { FieldErrorCollector, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { intParam, meta, pageParams, rangeParams } from '../query/params.js'
-import type { Services } from '../services.js'
+import type { ApiDeps } from './deps.js'
 import { pageStatusReports } from '../store/status.js'
 
-export function registerStatusReports(router: Router, s: Services): void {
+export function registerStatusReports(
+  router: Router,
+  s: Pick<ApiDeps, 'auth' | 'clock' | 'meters' | 'store'>,
+): void {
   router.get('/api/v1/statusReports', async (req) => {
     const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
     const q = req.query

@@ -7,8 +7,8 @@ import { ApiError, apiError, type FieldErrors } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json, type HttpRequest } from '../http/types.js'
 import type { ItemStatus } from '../ingest/types.js'
-import { RejectionTally } from '../events/rejections.js'
-import type { Services } from '../services.js'
+import { RejectionTally } from '../ingest/rejections.js'
+import type { ApiDeps } from './deps.js'
 import { mapDelivery } from '../webhooks/map-delivery.js'
 import { missingField } from '../webhooks/mapping.js'
 import { hashWebhookToken } from '../webhooks/repo.js'
@@ -37,7 +37,10 @@ function webhookToken(req: HttpRequest): string | null {
 
 const str = (v: unknown) => (typeof v === 'string' ? v : null)
 
-export function registerWebhookIngest(router: Router, s: Services): void {
+export function registerWebhookIngest(
+  router: Router,
+  s: Pick<ApiDeps, 'config' | 'coord' | 'ingest' | 'log' | 'outbox' | 'webhooks'>,
+): void {
   router.post('/api/v1/webhooks/:endpoint', async (req) => {
     const rl = await s.coord.take(`rl:webhook-ip:${req.ip}`, WEBHOOK_RATE_PER_MINUTE, 60_000)
     req.responseHeaders['x-ratelimit-limit'] = String(WEBHOOK_RATE_PER_MINUTE)

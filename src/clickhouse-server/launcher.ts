@@ -8,6 +8,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { makeFifo, startEngineThread, type EngineThread } from './engine.js'
+import { listenUntilFifoWritten } from '../store/listener.js'
 
 export interface ServerOptions {
   /** Data directory (created if missing). */
@@ -38,11 +39,7 @@ export async function startClickHouseServer(o: ServerOptions): Promise<RunningSe
   const fifo = path.join(os.tmpdir(), `meterflow-ch-${process.pid}-${o.port}.ctl`)
   fs.rmSync(fifo, { force: true })
   makeFifo(fifo)
-  const quoted = fifo.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
-  const query =
-    'SYSTEM START LISTEN HTTP; ' +
-    `SELECT * FROM file('${quoted}', 'RawBLOB') ` +
-    `SETTINGS storage_file_read_method = 'read' FORMAT Null`
+  const query = listenUntilFifoWritten(fifo)
   const engine = startEngineThread([
     `--http_port=${o.port}`,
     `--listen_host=${host}`,

@@ -11,7 +11,6 @@
 // engelmann_faw, commit 4dedd717), checked against the full / compact frame pairs in
 // test/fixtures/wmbus/compact-known.jsonl. A format is accepted for a frame only when
 // manufacturer, device type and signature all match.
-import type { DecoderCore } from './core.js'
 
 export interface KnownCompactFormat {
   /** What sends it (for people). */
@@ -164,7 +163,13 @@ export function manufacturerCode(flag: string): number {
  * Loads the table into a decoder core. Throws when an entry does not parse or its listed
  * signature differs from the CRC the decoder computes: the data is checked at every start.
  */
-export function loadKnownFormats(core: DecoderCore, formats = KNOWN_COMPACT_FORMATS): number {
+/** The two calls of the WASM core (core.ts) that load a format. */
+export interface FormatTable {
+  FMT: { set(bytes: Uint8Array): void }
+  knownPut(manufacturer: number, deviceType: number, length: number): number
+}
+
+export function loadKnownFormats(core: FormatTable, formats = KNOWN_COMPACT_FORMATS): number {
   let n = 0
   for (const f of formats) {
     const bytes = Buffer.from(f.headers, 'hex')

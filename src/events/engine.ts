@@ -7,7 +7,7 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import type { Coord } from '../coord/coord.js'
-import type { Stage } from '../stages.js'
+import type { Part } from '../lifecycle.js'
 import type { TenantRepo } from '../store/tenants.js'
 import type { Mailer } from './mailer.js'
 import type { Delivery, EventRepo, Subscription } from '../store/events.js'
@@ -30,7 +30,7 @@ export interface EngineOptions {
   rescanMs?: number
 }
 
-export class DeliveryEngine implements Stage {
+export class DeliveryEngine implements Part {
   readonly name = 'events'
   private readonly pollMs: number
   private readonly concurrency: number

@@ -2,7 +2,7 @@
 // what every item means — its meter identifier, its profile, its readings (decoded where
 // the profile says so). Any schema violation is one 422 for the whole batch.
 import { validationError, type FieldErrors } from '../errors.js'
-import { compile, fieldErrors } from '../http/validate.js'
+import { compile, fieldErrors } from '../validate.js'
 import {
   inspectTelegram,
   type DecoderPool,

@@ -1,7 +1,9 @@
 // Messages of the ingest pipeline (validate -> decode -> admit -> actors -> store), shared
 // by every entry point: /reportData, webhooks, imports and the WebSocket stream.
 
-export type Kind = 'consumption' | 'saldo'
+import type { Kind } from '../domain/quality.js'
+
+export type { Kind }
 
 export type ItemStatus =
   | 'created'

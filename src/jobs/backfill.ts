@@ -9,7 +9,7 @@ import { meterExchanges } from '../store/exchanges.js'
 import { qualityContext } from '../domain/quality-context.js'
 import { pulseReadings, storedPulseCounts } from '../ingest/pulses.js'
 import { canonicalize, isUnit, meterUnit } from '../domain/units.js'
-import type { Services } from '../services.js'
+import type { JobDeps } from './deps.js'
 import type { Meter } from '../store/meters.js'
 import { rewriteReadings, storedReadings } from '../store/meter-data.js'
 import type { StoredReadingRow } from '../store/reading-row.js'
@@ -21,7 +21,10 @@ const sameArr = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i])
 
 /** Rewrites one meter's readings where they changed; returns how many rows were rewritten. */
-export async function backfillMeter(s: Services, m: Meter): Promise<number> {
+export async function backfillMeter(
+  s: Pick<JobDeps, 'coord' | 'meters' | 'store' | 'tenants'>,
+  m: Meter,
+): Promise<number> {
   await s.store.flush()
   const rows = await storedReadings(s.store, m.workspace_id, m.id)
   if (!rows.length) return 0
@@ -87,7 +90,7 @@ function pulseSource(m: Meter, r: StoredReadingRow): { value: number; unit: stri
 }
 
 export async function backfillReadingQuality(
-  s: Services,
+  s: Pick<JobDeps, 'coord' | 'meters' | 'store' | 'tenants'>,
   opts: { workspaceId?: number; meterId?: number },
 ): Promise<{ readings_rewritten: number }> {
   let meters: Meter[]

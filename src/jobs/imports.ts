@@ -7,8 +7,8 @@
 import crypto from 'node:crypto'
 import { HeldLease } from '../coord/held-lease.js'
 import { ApiError } from '../errors.js'
-import { RejectionTally } from '../events/rejections.js'
-import type { Services } from '../services.js'
+import { RejectionTally } from '../ingest/rejections.js'
+import type { JobDeps } from './deps.js'
 import { ImportStore, type ImportRecord } from '../store/imports.js'
 
 export const IMPORT_CHUNK = 1000
@@ -40,7 +40,9 @@ export class ImportRunner {
 
   private readonly rows: ImportStore
 
-  constructor(private readonly s: Services) {
+  constructor(
+    private readonly s: Pick<JobDeps, 'clock' | 'coord' | 'ingest' | 'log' | 'outbox' | 'store'>,
+  ) {
     this.rows = new ImportStore(s.store)
   }
 

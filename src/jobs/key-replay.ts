@@ -4,10 +4,10 @@
 // /admin/v1/imports/{id}) and an `import.completed` event. Every replayed telegram leaves the
 // quarantine except those rejected for their key again (still the wrong key): stored ones
 // are done, and another rejection (say an unsupported security mode) no key would change.
-import { RejectionTally } from '../events/rejections.js'
+import { RejectionTally } from '../ingest/rejections.js'
 import { isKeyRejection } from '../ingest/key-quarantine.js'
-import type { Services } from '../services.js'
-import { IMPORT_CHUNK, ImportRunner, type ImportRecord } from './imports.js'
+import type { JobDeps } from './deps.js'
+import { IMPORT_CHUNK, type ImportRunner, type ImportRecord } from './imports.js'
 
 export interface ReplayOutcome {
   import_id: number
@@ -17,15 +17,16 @@ export interface ReplayOutcome {
 
 /** Replays the meter's quarantined telegrams; null when none are waiting. */
 export async function replayQuarantine(
-  s: Services,
+  s: Pick<JobDeps, 'clock' | 'coord' | 'ingest' | 'keyQuarantine' | 'log' | 'outbox' | 'store'> & {
+    imports: ImportRunner
+  },
   ws: number,
   meterId: number,
 ): Promise<ReplayOutcome | null> {
   const q = s.keyQuarantine
-  if (!q) return null
   const waiting = await q.list(ws, meterId)
   if (!waiting.length) return null
-  const records = s.imports ?? new ImportRunner(s)
+  const records = s.imports
   const r: ImportRecord = {
     id: await s.store.nextId('imports'),
     workspace_id: ws,

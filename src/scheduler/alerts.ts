@@ -2,7 +2,7 @@
 // evaluates every rule against every operational meter of its workspace: a condition that
 // holds with no open alert for (rule, meter) opens one (`alert.opened`); an open alert whose
 // condition no longer holds, or whose meter is no longer watched, resolves (`alert.resolved`).
-import type { Services } from '../services.js'
+import type { TaskDeps } from './deps.js'
 import { isOperational, type Meter } from '../store/meters.js'
 import { AlertStore, latestReadings, type Alert, type AlertRule } from '../store/alerts.js'
 import { latestStatuses } from '../store/status.js'
@@ -11,7 +11,9 @@ export type { Alert, AlertRule, AlertRuleType } from '../store/alerts.js'
 
 /** Alerts as stored (AlertStore), plus what opening and resolving one sends out. */
 export class AlertRepo extends AlertStore {
-  constructor(private readonly s: Services) {
+  constructor(
+    private readonly s: Pick<TaskDeps, 'clock' | 'meters' | 'outbox' | 'store' | 'tenants'>,
+  ) {
     super(s.store, () => s.clock.now())
   }
 
@@ -115,7 +117,7 @@ function condition(
 
 /** One evaluation pass over every workspace. */
 export async function evaluateAlerts(
-  s: Services,
+  s: Pick<TaskDeps, 'clock' | 'meters' | 'outbox' | 'store' | 'tenants'>,
   now: number,
 ): Promise<{ alerts_opened: number; alerts_resolved: number }> {
   const repo = new AlertRepo(s)

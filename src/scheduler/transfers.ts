@@ -6,7 +6,7 @@
 import { Cron } from 'croner'
 import { deriveConsumption } from '../query/derive.js'
 import { familyOf, meterUnit } from '../domain/units.js'
-import type { Services } from '../services.js'
+import type { TaskDeps } from './deps.js'
 import type { Meter } from '../store/meters.js'
 import { parseChTime } from '../store/sql.js'
 import { consumptionSum, saldoAround, TransferStore, type Transfer } from '../store/transfers.js'
@@ -38,7 +38,7 @@ export function parseCron(expr: string): Cron {
 
 /** The stored transfers; built from the services, as the admin routes and tests do. */
 export class TransferRepo extends TransferStore {
-  constructor(s: Services) {
+  constructor(s: Pick<TaskDeps, 'config' | 'groups' | 'meters' | 'outbox' | 'store'>) {
     super(s.store)
   }
 }
@@ -50,7 +50,10 @@ export function isDue(t: Transfer, now: number): boolean {
   return next !== null && next.getTime() <= now
 }
 
-async function groupMeters(s: Services, t: Transfer): Promise<Meter[]> {
+async function groupMeters(
+  s: Pick<TaskDeps, 'config' | 'groups' | 'meters' | 'outbox' | 'store'>,
+  t: Transfer,
+): Promise<Meter[]> {
   const meters = await s.meters.list(t.workspace_id)
   if (t.group_id === null) return meters
   const groups = await s.groups.list(t.workspace_id)
@@ -61,7 +64,12 @@ async function groupMeters(s: Services, t: Transfer): Promise<Meter[]> {
 }
 
 /** One meter's consumption in [from, to): consumption readings summed, else derived from saldo. */
-async function dailyConsumption(s: Services, m: Meter, from: number, to: number) {
+async function dailyConsumption(
+  s: Pick<TaskDeps, 'config' | 'groups' | 'meters' | 'outbox' | 'store'>,
+  m: Meter,
+  from: number,
+  to: number,
+) {
   const sql = s.store.sql
   const w = { ws: m.workspace_id, meterId: m.id, from, to }
   const c = await consumptionSum(sql, w)
@@ -95,7 +103,11 @@ async function dailyConsumption(s: Services, m: Meter, from: number, to: number)
 }
 
 /** The JSON body of one transfer run for the UTC day before `now`. */
-export async function transferPayload(s: Services, t: Transfer, now: number) {
+export async function transferPayload(
+  s: Pick<TaskDeps, 'config' | 'groups' | 'meters' | 'outbox' | 'store'>,
+  t: Transfer,
+  now: number,
+) {
   const to = now - (now % DAY_MS)
   const from = to - DAY_MS
   const meters = await groupMeters(s, t)
@@ -117,7 +129,7 @@ export async function transferPayload(s: Services, t: Transfer, now: number) {
 
 /** Runs one transfer now; returns whether the target accepted it. */
 export async function runTransfer(
-  s: Services,
+  s: Pick<TaskDeps, 'config' | 'groups' | 'meters' | 'outbox' | 'store'>,
   repo: TransferRepo,
   t: Transfer,
   now: number,
@@ -160,7 +172,10 @@ export async function runTransfer(
 }
 
 /** Scheduler task: every due transfer runs once. */
-export async function runDueTransfers(s: Services, now: number): Promise<{ transfers: number }> {
+export async function runDueTransfers(
+  s: Pick<TaskDeps, 'config' | 'groups' | 'meters' | 'outbox' | 'store'>,
+  now: number,
+): Promise<{ transfers: number }> {
   const repo = new TransferRepo(s)
   let n = 0
   for (const t of await repo.list()) {

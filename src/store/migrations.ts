@@ -2,11 +2,9 @@
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
 import { rollupStatements } from './rollup.js'
-import { chTime, type Sql } from './sql.js'
+import { chTime, type SchemaOptions, type Sql } from './sql.js'
 
-export interface SchemaOptions {
-  cluster?: string
-}
+export type { SchemaOptions }
 
 export interface Migration {
   version: number

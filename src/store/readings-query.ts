@@ -11,7 +11,9 @@ export const MAX_DIRTY_HOURS = 5000
 /** Up to this many (meter × hour) keys the dirty check groups every hour directly. */
 const PLAIN_CHECK_HOURS = 50_000
 
-export type Kind = 'consumption' | 'saldo'
+import type { Kind } from '../domain/quality.js'
+
+export type { Kind }
 
 export interface RangeFilter {
   ws: number

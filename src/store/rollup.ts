@@ -9,7 +9,7 @@
 // they differ is "dirty" (a new version or a replay arrived) and is recomputed from the raw
 // readings with FINAL at query time. Hours at the edges of a query range that are only
 // partly covered also come from the raw table. See docs/query.md.
-import type { SchemaOptions } from './migrations.js'
+import type { SchemaOptions } from './sql.js'
 import type { Sql } from './sql.js'
 
 export const ROLLUP_TABLE = 'readings_hourly'

@@ -2,6 +2,11 @@
 // server) speak the same SQL with `{name:Type}` parameters and JSONEachRow results, so
 // everything above this file is written once.
 
+/** How the DDL is built: single node, or Replicated + Distributed tables on `cluster`. */
+export interface SchemaOptions {
+  cluster?: string
+}
+
 export type Params = Record<string, unknown>
 
 export interface Sql {

@@ -12,7 +12,7 @@
 // operator's text, and a raw expression that compiles means the same inside the parentheses.
 import jsonata from 'jsonata'
 import { FieldErrorCollector, validationError } from '../errors.js'
-import { registerMappingHelpers } from '../presets/helpers.js'
+import { registerMappingHelpers } from './mapping-helpers.js'
 
 export const MAPPING_FIELDS = [
   'meter',
@@ -59,7 +59,7 @@ function compileOne(
     return null
   }
   const expr = jsonata(wrap ? `($$ := $__mf_body;\n(${src}\n))` : src)
-  // $base64ToHex and the other preset helpers (src/presets/helpers.ts).
+  // $base64ToHex and the other preset helpers (src/webhooks/mapping-helpers.ts).
   registerMappingHelpers(expr)
   timebox(expr)
   return expr

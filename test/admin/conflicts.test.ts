@@ -2,7 +2,6 @@
 // workspace, and a manual retry of a delivery that was already delivered.
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { eventsOf } from '../../src/events/stage.js'
 import { startReceiver } from '../events/receiver.js'
 import { startTestServer } from '../helpers/server.js'
 
@@ -49,8 +48,8 @@ t.test('a manual retry of a delivered delivery is 409 and sends nothing', async 
       events: ['*'],
     })
   ).data
-  const engine = eventsOf(s.app.services).engine
-  await s.app.services.outbox.emit(ws, 'meter.created', { meter: { id: 1 } })
+  const engine = s.app.parts.events.engine
+  await s.app.parts.outbox.emit(ws, 'meter.created', { meter: { id: 1 } })
   await engine.runDue()
   await engine.idle()
   await rx.waitFor(1)

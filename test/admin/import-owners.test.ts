@@ -15,7 +15,7 @@ if (!redisAvailable()) {
   const redis = await startRedis()
   let s: TestServer = await startTestServer({ REDIS_URL: redis.url })
   const dataDir = s.dataDir
-  const prefix = (s.app.services.coord as RedisCoord).prefix
+  const prefix = (s.app.parts.coord as RedisCoord).prefix
   const other = new RedisCoord(redis.url, prefix)
   await other.connect()
   t.teardown(async () => {
@@ -26,10 +26,10 @@ if (!redisAvailable()) {
 
   t.test("restart: the dead owner's import fails, the live one's keeps running", async (t) => {
     const { workspaceId: ws } = await s.tenant()
-    const runner = s.app.services.imports!
+    const runner = s.app.parts.imports
     const running = async (): Promise<ImportRecord> => {
       const r: ImportRecord = {
-        id: await s.app.services.store.nextId('imports'),
+        id: await s.app.parts.store.nextId('imports'),
         workspace_id: ws,
         status: 'running',
         accepted: 0,
@@ -75,8 +75,8 @@ if (!redisAvailable()) {
       headers: { 'content-type': 'application/x-ndjson' },
     })
     t.equal(r.status, 202)
-    t.equal(await s.app.services.imports!.failInterrupted(), 0, 'not failed by its own sweep')
-    await s.app.services.imports!.drain()
+    t.equal(await s.app.parts.imports.failInterrupted(), 0, 'not failed by its own sweep')
+    await s.app.parts.imports.drain()
     t.match((await s.admin('GET', `/imports/${r.body.data.id}`)).data, { status: 'completed' })
   })
 }

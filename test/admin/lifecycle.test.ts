@@ -51,7 +51,7 @@ t.test('recording an exchange flags the stored readings again at once', async (t
   const id = (await s.call('GET', '/api/v1/meters', { token })).body.data[0].id
   const flags = async () =>
     (
-      await s.app.services.store.sql.query<{ f: string[] }>(
+      await s.app.parts.store.sql.query<{ f: string[] }>(
         `SELECT quality_flags AS f FROM readings FINAL WHERE meter_id = ${id} ORDER BY recorded_at`,
       )
     ).map((x) => [...x.f])

@@ -8,7 +8,7 @@ const clock = new ManualClock(Date.parse('2025-03-01T12:00:00Z'))
 const srv = await startTestServer({}, { clock })
 t.teardown(() => srv.close())
 const { workspaceId: ws } = await srv.tenant()
-const s = srv.app.services
+const s = srv.app.parts
 
 export const meterFields = (identifier: string, extra: Partial<NewMeter> = {}): NewMeter =>
   newMeter(identifier, { unit: 'kwh', profile_needs_review: true, ...extra })

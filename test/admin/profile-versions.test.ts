@@ -10,7 +10,7 @@ import { startTestServer } from '../helpers/server.js'
 const body = (name: string) => ({ key: 'race_v', name, kind: 'saldo', unit: 'm3' })
 
 async function storedVersions(s: Awaited<ReturnType<typeof startTestServer>>, ws: number) {
-  const rows = await s.app.services.store.sql.query<{ version: string | number; name: string }>(
+  const rows = await s.app.parts.store.sql.query<{ version: string | number; name: string }>(
     `SELECT version, name FROM profiles FINAL WHERE workspace_id = ${ws} AND key = 'race_v' ORDER BY version`,
   )
   return rows.map((r) => ({ version: Number(r.version), name: r.name }))
@@ -53,12 +53,12 @@ t.test('two instances sharing Redis never hand out one version twice', async (t)
   const s = await startTestServer({ REDIS_URL: redis.url })
   t.teardown(() => s.close())
   const { workspaceId: ws } = await s.tenant()
-  const coord2 = new RedisCoord(redis.url, (s.app.services.coord as RedisCoord).prefix)
+  const coord2 = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
   await coord2.connect()
   t.teardown(() => coord2.close())
-  const second = new ProfileRepo(s.app.services.store.sql, coord2)
+  const second = new ProfileRepo(s.app.parts.store.sql, coord2)
   await second.init()
-  const first = s.app.services.profiles
+  const first = s.app.parts.profiles
   const made = await Promise.all(
     Array.from({ length: 6 }, (_, i) =>
       (i % 2 ? second : first).create(ws, {

@@ -18,7 +18,7 @@ if (!redisAvailable()) {
 } else {
   const redis = await startRedis()
   const s = await startTestServer({ REDIS_URL: redis.url })
-  const prefix = (s.app.services.coord as RedisCoord).prefix
+  const prefix = (s.app.parts.coord as RedisCoord).prefix
   const coordB = new RedisCoord(redis.url, prefix)
   await coordB.connect()
   const admin = new Redis(redis.url)
@@ -32,7 +32,7 @@ if (!redisAvailable()) {
 
   t.test('a removed meter stops accepting readings although the message was lost', async (t) => {
     const { workspaceId: ws, token } = await s.tenant()
-    const made = await s.app.services.meters.create(
+    const made = await s.app.parts.meters.create(
       ws,
       newMeter('m1', { unit: 'kwh', profile_needs_review: false }),
     )
@@ -55,7 +55,7 @@ if (!redisAvailable()) {
     t.equal((await report(1)).body.results[0].status, 'created', 'cached on the app')
 
     // Instance B removes the meter while the app's subscriber is disconnected.
-    const b = new MeterRepo(s.app.services.store, coordB)
+    const b = new MeterRepo(s.app.parts.store, coordB)
     const m = (await b.byIdentifier(ws, 'm1'))!
     await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
     await b.save({ ...m, lifecycle_state: 'removed' })

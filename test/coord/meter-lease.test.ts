@@ -3,7 +3,7 @@
 // connections on one real redis-server stand in for two instances.
 import t from 'tap'
 import { RedisCoord } from '../../src/coord/redis.js'
-import { CoordMeterLocks } from '../../src/coord/meter-locks.js'
+import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
 import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
 
 if (!redisAvailable()) {

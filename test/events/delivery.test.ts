@@ -3,7 +3,6 @@
 import crypto from 'node:crypto'
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { eventsOf } from '../../src/events/stage.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { startReceiver, type Received } from './receiver.js'
 
@@ -17,9 +16,9 @@ const clock = new ManualClock(Date.parse('2030-01-02T03:04:05.000Z'))
 let s: TestServer = await startTestServer(env, { clock })
 t.teardown(() => s.close())
 
-const engine = () => eventsOf(s.app.services).engine
+const engine = () => s.app.parts.events.engine
 const emit = (ws: number, data: Record<string, unknown> = { meter: { id: 1 } }) =>
-  s.app.services.outbox.emit(ws, 'meter.created', data)
+  s.app.parts.outbox.emit(ws, 'meter.created', data)
 
 /** The spec's verification algorithm, written out independently of src/events/signing.ts. */
 function verifies(r: Received, secret: string, nowS = Math.floor(clock.now() / 1000)): boolean {
@@ -152,7 +151,7 @@ t.test('delivery: headers, envelope and signature over the exact bytes', async (
   const data = {
     meter: { id: 7, identifier: 'MÄTER-ü-7', name: 'Kitchen', unit: 'm3', group_id: 3 },
   }
-  await s.app.services.outbox.emit(ws, 'alert.opened', { alert: { id: 1 } }) // not subscribed
+  await s.app.parts.outbox.emit(ws, 'alert.opened', { alert: { id: 1 } }) // not subscribed
   await emit(ws, data)
   const [r] = await rx.waitFor(1)
   await engine().idle()

@@ -7,7 +7,6 @@ import { ManualClock } from '../../src/clock.js'
 import { RedisCoord } from '../../src/coord/redis.js'
 import { DeliveryEngine } from '../../src/events/engine.js'
 import { Mailer } from '../../src/events/mailer.js'
-import { eventsOf } from '../../src/events/stage.js'
 import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
 import { startTestServer } from '../helpers/server.js'
 import { startReceiver } from './receiver.js'
@@ -29,14 +28,14 @@ if (!redisAvailable()) {
     await s.close()
     await redis.stop()
   })
-  const main = eventsOf(s.app.services)
-  const { prefix } = s.app.services.coord as RedisCoord
+  const main = s.app.parts.events
+  const { prefix } = s.app.parts.coord as RedisCoord
   const coord2 = new RedisCoord(redis.url, prefix, () => clock.now())
   await coord2.connect()
   const log = pino({ level: 'silent' })
   const other = new DeliveryEngine(
     main.repo,
-    s.app.services.tenants,
+    s.app.parts.tenants,
     new Mailer(main.repo, clock, log),
     coord2,
     clock,

@@ -5,7 +5,6 @@
 import dns from 'node:dns'
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { eventsOf } from '../../src/events/stage.js'
 import { isPrivateAddress } from '../../src/events/targets.js'
 import { runTransfer, TransferRepo, type Transfer } from '../../src/scheduler/transfers.js'
 import { startTestServer } from '../helpers/server.js'
@@ -93,7 +92,7 @@ t.test('DNS rebinding: the name is resolved once and that address is connected t
   })
 
   const { workspaceId: ws } = await s.tenant()
-  const { repo, outbox, engine } = eventsOf(s.app.services)
+  const { repo, outbox, engine } = s.app.parts.events
   const id = await repo.nextSubscriptionId()
   await repo.saveSubscription({
     id,
@@ -128,7 +127,7 @@ t.test('DNS rebinding: the name is resolved once and that address is connected t
 /** A stored transfer (as if created before EVENT_BLOCK_PRIVATE_TARGETS was switched on). */
 async function storedTransfer(ws: number, url: string): Promise<Transfer> {
   const tr: Transfer = {
-    id: await s.app.services.store.nextId('transfers'),
+    id: await s.app.parts.store.nextId('transfers'),
     workspace_id: ws,
     url,
     cron: '0 2 * * *',
@@ -137,7 +136,7 @@ async function storedTransfer(ws: number, url: string): Promise<Transfer> {
     last_status: null,
     created_at: new Date(clock.now()).toISOString(),
   }
-  await new TransferRepo(s.app.services).save(tr)
+  await new TransferRepo(s.app.parts).save(tr)
   return tr
 }
 
@@ -145,9 +144,9 @@ t.test('transfers: a private target is refused at send time, nothing is sent', a
   const rx = await startReceiver(200)
   t.teardown(() => rx.close())
   const { workspaceId: ws } = await s.tenant()
-  const repo = new TransferRepo(s.app.services)
+  const repo = new TransferRepo(s.app.parts)
   const tr = await storedTransfer(ws, rx.url)
-  const ok = await runTransfer(s.app.services, repo, tr, clock.now())
+  const ok = await runTransfer(s.app.parts, repo, tr, clock.now())
   t.equal(ok, false)
   t.equal(rx.received.length, 0, 'the loopback receiver got nothing')
   t.match((await repo.get(tr.id))?.last_status, /failed: .*private/)

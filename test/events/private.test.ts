@@ -2,7 +2,6 @@
 // admin call (422 naming url) and, should one be in the store anyway, before each send.
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { eventsOf } from '../../src/events/stage.js'
 import { startTestServer } from '../helpers/server.js'
 import { startReceiver } from './receiver.js'
 
@@ -48,7 +47,7 @@ t.test('send time: a stored loopback target is refused, nothing is sent', async 
   const rx = await startReceiver(200)
   t.teardown(() => rx.close())
   const { workspaceId: ws } = await s.tenant()
-  const { repo, outbox, engine } = eventsOf(s.app.services)
+  const { repo, outbox, engine } = s.app.parts.events
   const id = await repo.nextSubscriptionId()
   await repo.saveSubscription({
     id,

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto'
 import t from 'tap'
 import type { IngestOutcome, ItemResult } from '../../src/ingest/types.js'
-import { rejectionSummary } from '../../src/events/rejections.js'
+import { rejectionSummary } from '../../src/ingest/rejections.js'
 import { signatureHeader, verifySignature } from '../../src/events/signing.js'
 import { isPrivateAddress, urlProblem } from '../../src/events/targets.js'
 import { uuid7 } from '../../src/events/uuid7.js'

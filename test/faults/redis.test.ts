@@ -27,7 +27,7 @@ if (!redisAvailable({ own: true })) {
   const count = async (ws: number) =>
     Number(
       (
-        await s.app.services.store.sql.query<{ n: string }>(
+        await s.app.parts.store.sql.query<{ n: string }>(
           'SELECT count() AS n FROM readings FINAL WHERE workspace_id = {ws:UInt64}',
           { ws },
         )

@@ -8,7 +8,7 @@ import type { DecoderPool } from '../../src/decode/index.js'
 
 const s = await startTestServer()
 t.teardown(() => s.close())
-const sql = s.app.services.store.sql
+const sql = s.app.parts.store.sql
 const at = (min: number) => new Date(Date.UTC(2025, 0, 1, 0, min)).toISOString()
 const count = async (table: string, ws: number) =>
   Number(
@@ -122,7 +122,7 @@ t.test('slow storage: concurrent requests share inserts and are all answered', a
 
 t.test('decoder worker crash: the batch fails cleanly, the pool recovers', async (t) => {
   const ten = await s.tenant({ workspace: { provision_cap_per_hour: 1000 } })
-  const pool = s.app.services.decoder as DecoderPool
+  const pool = s.app.parts.decoder as DecoderPool
   const v = loadVectors('visible.jsonl').find(
     (x) => x.key === null && x.expect !== 'wrong_key' && x.register,
   )!

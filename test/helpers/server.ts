@@ -5,9 +5,10 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { pino } from 'pino'
-import { startApp, type App } from '../../src/app.js'
+import { startApp, type App, type AppOptions } from '../../src/app.js'
 import type { Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config/index.js'
+import type { Ingest } from '../../src/ingest/types.js'
 import { clusterEnv, clusterMode } from './clickhouse.js'
 
 export interface TestServer {
@@ -50,7 +51,7 @@ export function tmpDataDir(): string {
 
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: { clock?: Clock; dataDir?: string } = {},
+  opts: { clock?: Clock; dataDir?: string; wrapIngest?: AppOptions['wrapIngest'] } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tmpDataDir()
   // A test that sets CLICKHOUSE_URL itself (even to '') chose its store.
@@ -65,8 +66,12 @@ export async function startTestServer(
     ...cluster,
     ...env,
   })
-  const app = await startApp(config, { clock: opts.clock, logger: pino({ level: 'silent' }) })
-  const adminToken = app.services.adminToken
+  const app = await startApp(config, {
+    clock: opts.clock,
+    logger: pino({ level: 'silent' }),
+    wrapIngest: opts.wrapIngest,
+  })
+  const adminToken = app.parts.adminToken
   const call = (method: string, p: string, o: CallOptions = {}) => request(app.url, method, p, o)
   const admin = async (method: string, p: string, body?: unknown) => {
     const r = await call(method, `/admin/v1${p}`, { token: adminToken, body })
@@ -131,4 +136,27 @@ export function request(
     if (payload !== undefined) req.write(payload)
     req.end()
   })
+}
+
+/**
+ * An ingest a test swaps at run time (fault injection at the pipeline's door; the store
+ * stays real): pass `wrap` as startTestServer's wrapIngest, then `use` a replacement or null.
+ */
+export function swappableIngest() {
+  let real: Ingest | null = null
+  let current: Ingest | null = null
+  return {
+    wrap(pipeline: Ingest): Ingest {
+      real = pipeline
+      return { ingest: (req) => (current ?? pipeline).ingest(req) }
+    },
+    /** The app's own pipeline. */
+    get real(): Ingest {
+      if (!real) throw new Error('swappableIngest: the app is not started')
+      return real
+    },
+    use(replacement: Ingest | null): void {
+      current = replacement
+    },
+  }
 }

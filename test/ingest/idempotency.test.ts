@@ -20,11 +20,9 @@ const series = (meter: string, n: number, from = 0) =>
 const report = (readings: unknown[]) =>
   s.call('POST', '/api/v1/reportData', { token, body: { readings } })
 const stored = async () =>
-  Number(
-    (await s.app.services.store.sql.query<any>('SELECT count() AS c FROM readings FINAL'))[0].c,
-  )
+  Number((await s.app.parts.store.sql.query<any>('SELECT count() AS c FROM readings FINAL'))[0].c)
 const storedRows = async () =>
-  Number((await s.app.services.store.sql.query<any>('SELECT count() AS c FROM readings'))[0].c)
+  Number((await s.app.parts.store.sql.query<any>('SELECT count() AS c FROM readings'))[0].c)
 
 t.test(
   'duplicates in one batch and across batches; 200 when every item is a duplicate',
@@ -88,7 +86,7 @@ t.test('after a restart every replay is a duplicate and nothing is double counte
     body: { readings: series('w', 1, 300) },
   })
   t.equal(fresh.body.accepted, 1, 'the next new reading is created')
-  const [sum] = await s.app.services.store.sql.query<any>(
+  const [sum] = await s.app.parts.store.sql.query<any>(
     `SELECT count() AS n, sum(canonical_value) AS s FROM readings FINAL WHERE workspace_id = ${workspaceId} AND kind = 'saldo'`,
   )
   t.equal(Number(sum.n), 301 + 1) // + the saldo of meter 'k'

@@ -30,7 +30,7 @@ const tg = (telegram: string, h: number) => ({
 })
 const report = (token: string, readings: unknown[]) =>
   s.call('POST', '/api/v1/reportData', { token, body: { readings } })
-const services = s.app.services
+const services = s.app.parts
 const meterOf = async (ws: number, identifier: string) =>
   (await services.meters.byIdentifier(ws, identifier))!
 const stored = async (meterId: number) =>
@@ -52,7 +52,7 @@ t.test('no key: rejected_unconfigured and quarantined; PUT key replays it', asyn
     ['rejected_unconfigured', 'rejected_unconfigured'],
   )
   const m = await meterOf(workspaceId, v.id)
-  const waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  const waiting = await services.keyQuarantine.list(workspaceId, m.id)
   t.same(
     waiting.map((w) => [w.recorded_at_text, w.telegram, w.reason]),
     [
@@ -82,7 +82,7 @@ t.test('no key: rejected_unconfigured and quarantined; PUT key replays it', asyn
     duplicates: 0,
     rejected: 0,
   })
-  t.same(await services.keyQuarantine!.list(workspaceId, m.id), [], 'replayed ones removed')
+  t.same(await services.keyQuarantine.list(workspaceId, m.id), [], 'replayed ones removed')
   t.same((await s.admin('GET', `/meters/${m.id}/quarantine`)).data, [])
   const again = await putKey(m.id, v.key)
   t.same(again.data, { meter_id: m.id, has_key: true }, 'nothing left to replay')
@@ -102,14 +102,14 @@ t.test('wrong key: quarantined; the correct key replays it', async (t) => {
   const r = await report(token, [tg(v.telegram, 1)])
   t.equal(r.body.results[0].status, 'rejected_undecodable')
   t.match(r.body.results[0].reason, /^wrong key/)
-  const waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  const waiting = await services.keyQuarantine.list(workspaceId, m.id)
   t.equal(waiting.length, 2, 'both kept')
   t.match(waiting[1]!.reason, /^wrong key/)
   const put = await putKey(m.id, v.key)
   const job = await s.admin('GET', `/imports/${put.data.replay.import_id}`)
   t.match(job.data, { status: 'completed', accepted: 2, rejected: 0 })
   t.same(await stored(m.id), [at(0), at(1)])
-  t.same(await services.keyQuarantine!.list(workspaceId, m.id), [])
+  t.same(await services.keyQuarantine.list(workspaceId, m.id), [])
 })
 
 t.test('bounds: newest N per meter, and the retention by received time', async (t) => {
@@ -117,7 +117,7 @@ t.test('bounds: newest N per meter, and the retention by received time', async (
   const { token, workspaceId } = await s.tenant()
   await report(token, [tg(v.telegram, 0), tg(v.telegram, 1), tg(v.telegram, 2)])
   const m = await meterOf(workspaceId, v.id)
-  let waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  let waiting = await services.keyQuarantine.list(workspaceId, m.id)
   t.same(
     waiting.map((w) => w.recorded_at_text),
     [at(1), at(2)],
@@ -130,7 +130,7 @@ t.test('bounds: newest N per meter, and the retention by received time', async (
 
   // 8 days later (default retention 7 days) both have expired
   clock.advance(8 * 86_400_000)
-  waiting = await services.keyQuarantine!.list(workspaceId, m.id)
+  waiting = await services.keyQuarantine.list(workspaceId, m.id)
   t.same(waiting, [], 'expired ones are not replayed')
   const r = await report(token, [tg(v.telegram, 3)])
   t.equal(r.body.results[0].status, 'rejected_unconfigured')
@@ -146,7 +146,7 @@ t.test('bounds: newest N per meter, and the retention by received time', async (
   await report(token, [tg(mode5('24048412').telegram, 4)])
   const other = await meterOf(workspaceId, '24048412')
   clock.advance(8 * 86_400_000)
-  t.equal(await services.keyQuarantine!.pruneExpired(), 1)
+  t.equal(await services.keyQuarantine.pruneExpired(), 1)
   const [{ n: after }] = await services.store.sql.query<{ n: string }>(
     `SELECT count() AS n FROM wmbus_quarantine FINAL WHERE meter_id = ${other.id}`,
   )
@@ -171,11 +171,11 @@ t.test('a workspace sets its own quarantine retention', async (t) => {
   t.equal(r.body.results[0].status, 'rejected_unconfigured')
   const m = await meterOf(workspaceId, v.id)
   clock.advance(8 * 86_400_000)
-  t.equal((await services.keyQuarantine!.list(workspaceId, m.id)).length, 1, 'kept past 7 days')
-  await services.keyQuarantine!.pruneExpired()
-  t.equal((await services.keyQuarantine!.list(workspaceId, m.id)).length, 1, 'and not pruned')
+  t.equal((await services.keyQuarantine.list(workspaceId, m.id)).length, 1, 'kept past 7 days')
+  await services.keyQuarantine.pruneExpired()
+  t.equal((await services.keyQuarantine.list(workspaceId, m.id)).length, 1, 'and not pruned')
   clock.advance(23 * 86_400_000)
-  await services.keyQuarantine!.pruneExpired()
+  await services.keyQuarantine.pruneExpired()
   const [{ n }] = await services.store.sql.query<{ n: string }>(
     `SELECT count() AS n FROM wmbus_quarantine FINAL WHERE meter_id = ${m.id}`,
   )
@@ -191,12 +191,12 @@ t.test('workspaces never see each other’s quarantine', async (t) => {
   const ma = await meterOf(a.workspaceId, v.id)
   const mb = await meterOf(b.workspaceId, v.id)
   t.not(ma.id, mb.id)
-  t.same(await services.keyQuarantine!.list(a.workspaceId, mb.id), [], 'A asks for B’s meter')
+  t.same(await services.keyQuarantine.list(a.workspaceId, mb.id), [], 'A asks for B’s meter')
   const put = await putKey(ma.id, v.key)
   t.equal(put.data.replay.replayed, 1)
   t.same(await stored(ma.id), [at(0)])
   t.same(await stored(mb.id), [], 'B’s telegram is not replayed with A’s key')
-  t.equal((await services.keyQuarantine!.list(b.workspaceId, mb.id)).length, 1, 'B still waits')
+  t.equal((await services.keyQuarantine.list(b.workspaceId, mb.id)).length, 1, 'B still waits')
   t.equal((await s.admin('GET', `/meters/${mb.id}/quarantine`)).data.length, 1)
   const none = await s.call('GET', '/admin/v1/meters/999999/quarantine', { token: s.adminToken })
   t.equal(none.status, 404, none.text)
@@ -221,11 +221,7 @@ t.test('odd input on the quarantine path never crashes', async (t) => {
   if (!m) return
   const put = await putKey(m.id, v.key)
   t.ok(put.data.replay === undefined || put.data.replay.status === 'completed', JSON.stringify(put))
-  t.same(
-    await services.keyQuarantine!.list(workspaceId, m.id),
-    [],
-    'nothing a key cannot fix stays',
-  )
+  t.same(await services.keyQuarantine.list(workspaceId, m.id), [], 'nothing a key cannot fix stays')
 })
 
 t.test('fuzz: mutated encrypted telegrams through quarantine and replay, no 500', async (t) => {
@@ -269,7 +265,7 @@ t.test('fuzz: mutated encrypted telegrams through quarantine and replay, no 500'
     })
     t.equal(put.status, 200, put.text)
     if (put.body.data.replay) t.equal(put.body.data.replay.status, 'completed')
-    for (const w of await services.keyQuarantine!.list(workspaceId, m.id))
+    for (const w of await services.keyQuarantine.list(workspaceId, m.id))
       t.match(w.reason, /^(wrong key|encrypted telegram and no key)/, 'only key rejections wait')
   }
 })

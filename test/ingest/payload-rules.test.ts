@@ -10,7 +10,7 @@ const { token, workspaceId } = await s.tenant()
 const at = (min: number) => new Date(Date.now() - 3600_000 + min * 60_000).toISOString()
 const report = (readings: unknown[]) =>
   s.call('POST', '/api/v1/reportData', { token, body: { readings } })
-const q = <T = any>(sql: string) => s.app.services.store.sql.query<T>(sql)
+const q = <T = any>(sql: string) => s.app.parts.store.sql.query<T>(sql)
 async function counts() {
   const [r] = await q(
     `SELECT (SELECT count() FROM readings) AS readings, (SELECT count() FROM status_reports) AS reports`,
@@ -47,7 +47,7 @@ t.test('item 2: NaN and ±Infinity decoded from a frame are a 422 naming the pay
     { meter: 'f-ok', profile: 'float_meter', payload: '00004841', recorded_at: at(0) },
   ])
   t.equal(ok.status, 201, ok.text)
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, 'f-ok'))!
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, 'f-ok'))!
   const [row] = await q(`SELECT value FROM readings FINAL WHERE meter_id = ${m.id}`)
   t.equal(row.value, 12.5)
 })
@@ -58,7 +58,7 @@ t.test('item 3: a decoder profile without a status field makes no status report'
     { meter: 'f-nostatus', profile: 'float_meter', payload: '00005041', recorded_at: at(3) },
   ])
   t.equal(r.status, 201, r.text)
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, 'f-nostatus'))!
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, 'f-nostatus'))!
   const [n] = await q(`SELECT count() AS n FROM status_reports WHERE meter_id = ${m.id}`)
   t.equal(Number(n.n), 0, 'no status report')
   const list = await s.call('GET', '/api/v1/meters', { token })
@@ -69,7 +69,7 @@ t.test('item 3: a decoder profile without a status field makes no status report'
     { meter: 'o-nostatus', profile: 'acme_obj', payload: { value: 3 }, recorded_at: at(2) },
   ])
   t.equal(o.status, 201, o.text)
-  const mo = (await s.app.services.meters.byIdentifier(workspaceId, 'o-nostatus'))!
+  const mo = (await s.app.parts.meters.byIdentifier(workspaceId, 'o-nostatus'))!
   const [no] = await q(`SELECT count() AS n FROM status_reports WHERE meter_id = ${mo.id}`)
   t.equal(Number(no.n), 0)
 })
@@ -94,7 +94,7 @@ t.test('item 4: years before the store range are refused, never shifted', async 
     { meter: 'y-ok', kind: 'saldo', value: 1, unit: 'kwh', recorded_at: '1900-01-01T00:00:00Z' },
   ])
   t.equal(r.status, 201, r.text)
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, 'y-ok'))!
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, 'y-ok'))!
   const [row] = await q(
     `SELECT toUnixTimestamp64Milli(recorded_at) AS ms FROM readings FINAL WHERE meter_id = ${m.id}`,
   )

@@ -10,7 +10,7 @@ const at = (min: number) => new Date(base + min * 60_000).toISOString()
 const report = (token: string, readings: unknown[]) =>
   s.call('POST', '/api/v1/reportData', { token, body: { readings } })
 const meterOf = async (ws: number, identifier: string) =>
-  s.app.services.meters.byIdentifier(ws, identifier)
+  s.app.parts.meters.byIdentifier(ws, identifier)
 
 t.test('unknown meters are provisioned, ungrouped, on generic with needs_review', async (t) => {
   const { token, workspaceId } = await s.tenant()
@@ -62,13 +62,13 @@ t.test('pulse counters: pulses → saldo, pulse_delta → consumption, × weight
     { meter: 'pc', profile: 'pulse_counter', payload: { pulses: 1 }, recorded_at: at(0) },
   ])
   const m = (await meterOf(workspaceId, 'pc'))!
-  await s.app.services.meters.save({ ...m, pulse_weight: 10, pulse_unit: 'l' })
+  await s.app.parts.meters.save({ ...m, pulse_weight: 10, pulse_unit: 'l' })
   const r = await report(token, [
     { meter: 'pc', profile: 'pulse_counter', payload: { pulses: 250 }, recorded_at: at(1) },
     { meter: 'pc', profile: 'pulse_counter', payload: { pulse_delta: 7 }, recorded_at: at(2) },
   ])
   t.equal(r.status, 201, r.text)
-  const rows = await s.app.services.store.sql.query<any>(
+  const rows = await s.app.parts.store.sql.query<any>(
     `SELECT kind, value, unit, canonical_value, canonical_unit FROM readings FINAL WHERE meter_id = ${m.id} ORDER BY recorded_at`,
   )
   t.same(
@@ -167,7 +167,7 @@ t.test(
       { meter: 'u', kind: 'consumption', value: 3, unit: 'm3', recorded_at: at(2) },
     ])
     const m = (await meterOf(workspaceId, 'u'))!
-    const rows = await s.app.services.store.sql.query<any>(
+    const rows = await s.app.parts.store.sql.query<any>(
       `SELECT canonical_value, canonical_unit, quality_flags FROM readings FINAL WHERE meter_id = ${m.id} ORDER BY recorded_at`,
     )
     t.same(rows, [
@@ -183,7 +183,7 @@ t.test('raw payload is kept on the stored reading', async (t) => {
   const item = { meter: 'raw', kind: 'saldo', value: 9, unit: 'kwh', recorded_at: at(0) }
   await report(token, [item])
   const m = (await meterOf(workspaceId, 'raw'))!
-  const [row] = await s.app.services.store.sql.query<any>(
+  const [row] = await s.app.parts.store.sql.query<any>(
     `SELECT raw_payload FROM readings WHERE meter_id = ${m.id}`,
   )
   t.same(JSON.parse(row.raw_payload), item)
@@ -217,7 +217,7 @@ t.test(
     await send(1, ['WEIRD', 'LK'])
     await send(2, [])
     const m = (await meterOf(workspaceId, 'ac'))!
-    const rows = await s.app.services.store.sql.query<any>(
+    const rows = await s.app.parts.store.sql.query<any>(
       `SELECT raw_flags, arraySort(statuses) AS statuses FROM status_reports FINAL WHERE meter_id = ${m.id} ORDER BY reported_at`,
     )
     t.same(rows, [

@@ -9,10 +9,10 @@ const s = await startTestServer()
 t.teardown(() => s.close())
 const base = Date.now() - 10 * 86400_000
 const at = (min: number) => new Date(base + min * 60_000).toISOString()
-const sql = s.app.services.store.sql
+const sql = s.app.parts.store.sql
 
 async function flagsOf(ws: number, meter: string): Promise<Record<string, string[]>> {
-  const m = (await s.app.services.meters.byIdentifier(ws, meter))!
+  const m = (await s.app.parts.meters.byIdentifier(ws, meter))!
   const rows = await sql.query<any>(
     `SELECT kind, recorded_at, quality_flags FROM readings FINAL WHERE meter_id = ${m.id} ORDER BY kind, recorded_at`,
   )
@@ -39,7 +39,7 @@ t.test(
     t.equal(r.status, 201)
     f = await flagsOf(workspaceId, 'q')
     t.same(Object.values(f), [['negative_consumption'], [], ['saldo_decrease'], []])
-    const m = (await s.app.services.meters.byIdentifier(workspaceId, 'q'))!
+    const m = (await s.app.parts.meters.byIdentifier(workspaceId, 'q'))!
     const [v] = await sql.query<any>(
       `SELECT count() AS c FROM readings WHERE meter_id = ${m.id} AND kind = 'saldo' AND recorded_at = '${at(30).replace('T', ' ').replace('Z', '')}'`,
     )
@@ -48,7 +48,7 @@ t.test(
       'the re-flagged neighbour was stored as a new version (or merged already)',
     )
     // Rollover: meter wraps at 100.
-    await s.app.services.meters.save({ ...m, rollover_max: 100 })
+    await s.app.parts.meters.save({ ...m, rollover_max: 100 })
     await send([
       { meter: 'q', kind: 'saldo', value: 98, unit: 'kwh', recorded_at: at(60) },
       { meter: 'q', kind: 'saldo', value: 2, unit: 'kwh', recorded_at: at(75) },
@@ -63,7 +63,7 @@ t.test('meter_exchange on the first reading after a recorded exchange', async (t
   const send = (readings: unknown[]) =>
     s.call('POST', '/api/v1/reportData', { token, body: { readings } })
   await send([{ meter: 'x', kind: 'saldo', value: 500, unit: 'kwh', recorded_at: at(0) }])
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, 'x'))!
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, 'x'))!
   await s.admin('POST', `/meters/${m.id}/exchanges`, {
     exchanged_at: at(10),
     old_final_value: 510,
@@ -134,7 +134,7 @@ t.test('property: same readings → same flags whatever batching and arrival ord
  */
 t.test('property: overlapping concurrent requests on the same meters → batch flags', async (t) => {
   const { token, workspaceId } = await s.tenant()
-  const actors = s.app.services.actors!
+  const actors = s.app.parts.actors
   const queries = (actors.env.history as { queries?: Record<string, number> }).queries
   const before = { ...queries }
   let run = 0
@@ -207,7 +207,7 @@ t.test('property: overlapping concurrent requests on the same meters → batch f
           for (const a of answers) t.equal(a.status, 201)
           if (forget)
             for (let m = 0; m < meters; m++) {
-              const meter = await s.app.services.meters.byIdentifier(workspaceId, name('b', m))
+              const meter = await s.app.parts.meters.byIdentifier(workspaceId, name('b', m))
               if (meter) actors.forget(meter.id)
             }
         }

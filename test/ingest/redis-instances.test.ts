@@ -4,7 +4,7 @@
 import t from 'tap'
 import { HistoryLoader } from '../../src/store/history.js'
 import { ActorRegistry } from '../../src/actors/registry.js'
-import { CoordMeterLocks } from '../../src/coord/meter-locks.js'
+import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
 import { RedisCoord } from '../../src/coord/redis.js'
 import { MemoryOutbox } from '../../src/events/outbox.js'
 import { IngestPipeline } from '../../src/ingest/pipeline.js'
@@ -26,10 +26,10 @@ if (!redisAvailable({ own: true })) {
   const { token, workspaceId } = await s.tenant()
 
   // The second instance: its own coordination client, meter index and actors; same store.
-  const coord2 = new RedisCoord(redis.url, (s.app.services.coord as RedisCoord).prefix)
+  const coord2 = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
   await coord2.connect()
   t.teardown(() => coord2.close())
-  const store = s.app.services.store
+  const store = s.app.parts.store
   const meters2 = new MeterRepo(store, coord2)
   await meters2.init()
   const profiles2 = new ProfileRepo(store.sql, coord2)
@@ -51,7 +51,7 @@ if (!redisAvailable({ own: true })) {
     now: () => Date.now(),
     maxItems: 10_000,
   })
-  const first = s.app.services.ingest
+  const first = s.app.parts.ingest
   const base = Date.now() - 86400_000
   const batch = (from: number, n: number, meters: number) =>
     Array.from({ length: n }, (_, i) => ({

@@ -20,6 +20,6 @@ t.test('a generic batch is stored and a replay is all duplicates', async (t) => 
   const r2 = await s.call('POST', '/api/v1/reportData', { token, body: { readings } })
   t.equal(r2.status, 200, r2.text)
   t.equal(r2.body.duplicates, 5)
-  const rows = await s.app.services.store.sql.query('SELECT count() c FROM readings FINAL')
+  const rows = await s.app.parts.store.sql.query('SELECT count() c FROM readings FINAL')
   t.equal(Number((rows[0] as any).c), 5)
 })

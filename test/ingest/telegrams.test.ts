@@ -41,9 +41,9 @@ t.test(
       recorded_at: at(0),
       status: 'created',
     })
-    const m = (await s.app.services.meters.byIdentifier(workspaceId, '33221100'))!
+    const m = (await s.app.parts.meters.byIdentifier(workspaceId, '33221100'))!
     t.equal(m.profile_key, 'wmbus_oms')
-    const [row] = await s.app.services.store.sql.query<any>(
+    const [row] = await s.app.parts.store.sql.query<any>(
       `SELECT kind, canonical_value, canonical_unit, raw_payload FROM readings FINAL WHERE meter_id = ${m.id}`,
     )
     t.equal(row.kind, 'saldo')
@@ -68,7 +68,7 @@ t.test(
     t.equal(r.status, 200)
     t.equal(r.body.results[0].status, 'rejected_unconfigured')
     t.type(r.body.results[0].reason, 'string')
-    const m = (await s.app.services.meters.byIdentifier(workspaceId, mode5.id))!
+    const m = (await s.app.parts.meters.byIdentifier(workspaceId, mode5.id))!
     t.ok(m, 'meter provisioned so it can be configured')
     const set = await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: mode5.key })
     t.match(set.data, { meter_id: m.id, has_key: true })
@@ -77,7 +77,7 @@ t.test(
     t.match(set.data.replay, { status: 'completed', replayed: 1 })
     const ok = await report([tg(mode5.telegram, 0)])
     t.equal(ok.body.results[0].status, 'duplicate', ok.text)
-    const [row] = await s.app.services.store.sql.query<any>(
+    const [row] = await s.app.parts.store.sql.query<any>(
       `SELECT canonical_value FROM readings FINAL WHERE meter_id = ${m.id}`,
     )
     t.ok(Math.abs(row.canonical_value - mode5.register.value) < 1e-6)
@@ -86,7 +86,7 @@ t.test(
 
 t.test('ELL AES-CTR with its key is stored', async (t) => {
   await report([tg(ell.telegram, 0)])
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, ell.id))!
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, ell.id))!
   const set = await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: ell.key })
   // the key PUT replayed the quarantined telegram through ingest and stored it
   const job = await s.admin('GET', `/imports/${set.data.replay.import_id}`)
@@ -97,7 +97,7 @@ t.test('ELL AES-CTR with its key is stored', async (t) => {
 
 t.test('a wrong key: rejected_undecodable with a reason', async (t) => {
   await report([tg(wrong.telegram, 0)])
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, wrong.id))!
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, wrong.id))!
   await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: '00112233445566778899AABBCCDDEEFF' })
   const r = await report([tg(wrong.telegram, 0)])
   t.equal(r.body.results[0].status, 'rejected_undecodable')
@@ -110,7 +110,7 @@ t.test(
     // TPL 7A, configuration field 0310 (security mode 3, DES-CBC), one encrypted block
     const des = '1E4493150100007701077A2A0010038A1F2E3D4C5B6A798897A6B5C4D3E2F1'
     await report([tg(des, 0)])
-    const m = (await s.app.services.meters.byIdentifier(workspaceId, '77000001'))!
+    const m = (await s.app.parts.meters.byIdentifier(workspaceId, '77000001'))!
     t.ok(m, 'meter provisioned')
     const set = await s.admin('PUT', `/meters/${m.id}/wmbus-key`, { key: '0011223344556677' })
     t.match(set.data, { meter_id: m.id, has_key: true })
@@ -150,12 +150,12 @@ t.test('binary frame profile: decoded into {value, status}, hex and base64', asy
   ])
   t.equal(r.status, 201, r.text)
   for (const id of ['bh', 'bb']) {
-    const m = (await s.app.services.meters.byIdentifier(workspaceId, id))!
-    const [row] = await s.app.services.store.sql.query<any>(
+    const m = (await s.app.parts.meters.byIdentifier(workspaceId, id))!
+    const [row] = await s.app.parts.store.sql.query<any>(
       `SELECT value FROM readings WHERE meter_id = ${m.id}`,
     )
     t.equal(row.value, 123.45)
-    const [st] = await s.app.services.store.sql.query<any>(
+    const [st] = await s.app.parts.store.sql.query<any>(
       `SELECT raw_flags, statuses FROM status_reports WHERE meter_id = ${m.id}`,
     )
     t.same(st.raw_flags, ['LEAK', 'BAT'])
@@ -198,8 +198,8 @@ t.test('one telegram heard by several gateways: the repeats are duplicates', asy
   b[b[tpl] === 0x72 ? tpl + 9 : tpl + 1] ^= 0x01
   const other = await report([tg(b.toString('hex'), 51)])
   t.equal(other.body.results[0].status, 'created', other.text)
-  const m = (await s.app.services.meters.byIdentifier(workspaceId, v.id))!
-  const [row] = await s.app.services.store.sql.query<any>(
+  const m = (await s.app.parts.meters.byIdentifier(workspaceId, v.id))!
+  const [row] = await s.app.parts.store.sql.query<any>(
     `SELECT count() AS n FROM readings FINAL WHERE meter_id = ${m.id}`,
   )
   t.equal(Number(row.n), 2, 'two readings stored: the first telegram and the other one')

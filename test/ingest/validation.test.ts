@@ -38,7 +38,7 @@ await s.admin('POST', `/workspaces/${workspaceId}/profiles`, {
 })
 
 async function counts() {
-  const [r] = await s.app.services.store.sql.query<any>(
+  const [r] = await s.app.parts.store.sql.query<any>(
     `SELECT (SELECT count() FROM readings) AS readings, (SELECT count() FROM meters) AS meters`,
   )
   return { readings: Number(r.readings), meters: Number(r.meters) }

@@ -8,7 +8,7 @@ const a = await s.tenant()
 const other = await s.tenant()
 // Spy on whatever outbox the app wired in.
 const emitted: { event: string; data: any }[] = []
-const outbox = s.app.services.outbox
+const outbox = s.app.parts.outbox
 const origEmit = outbox.emit.bind(outbox)
 outbox.emit = async (ws, event, data) => {
   emitted.push({ event, data })
@@ -137,8 +137,8 @@ t.test('plan limit: 402 rejected_plan_limit, counts operational meters only', as
   t.equal(r.body.reason, 'rejected_plan_limit')
   t.ok(r.body.message)
   // a non-operational meter no longer counts
-  const m = await s.app.services.meters.byId(w.workspaceId, b.id)
-  await s.app.services.meters.save({ ...m!, lifecycle_state: 'inactive' })
+  const m = await s.app.parts.meters.byId(w.workspaceId, b.id)
+  await s.app.parts.meters.save({ ...m!, lifecycle_state: 'inactive' })
   const ok = await s.call('POST', '/api/v1/meters', {
     token: w.token,
     body: { meter_identifier: 'c' },
@@ -284,7 +284,7 @@ t.test('delete: confirmation, readings range, everything gone afterwards', async
     { token: a.token },
   )
   t.equal(q.status, 422, 'deleted meter is unknown')
-  const left = await s.app.services.store.sql.query<{ c: string }>(
+  const left = await s.app.parts.store.sql.query<{ c: string }>(
     `SELECT (SELECT count() FROM readings WHERE meter_id = ${m.id}) + (SELECT count() FROM status_reports WHERE meter_id = ${m.id}) + (SELECT count() FROM readings_hourly WHERE meter_id = ${m.id}) AS c`,
   )
   t.equal(Number(left[0]!.c), 0)

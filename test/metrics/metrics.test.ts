@@ -27,7 +27,7 @@ const app = await startApp(
   { logger: pino({ level: 'info' }, sink) },
 )
 t.teardown(() => app.close())
-const admin = app.services.adminToken
+const admin = app.parts.adminToken
 const call = (m: string, p: string, token?: string, body?: unknown) =>
   request(app.url, m, p, { token, body })
 const at = (min: number) => new Date(Date.UTC(2025, 0, 1, 0, min)).toISOString()

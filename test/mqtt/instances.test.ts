@@ -39,7 +39,7 @@ if (!mosquittoAvailable()) {
       })
     ).data
     const owners = () =>
-      [a, b].map((x) => x.app.services.mqtt!.manager!.owned().filter((s) => s.sub.id === sub.id))
+      [a, b].map((x) => x.app.parts.mqtt.manager!.owned().filter((s) => s.sub.id === sub.id))
     const st = async () => (await b.admin('GET', `/mqtt-subscriptions/${sub.id}`)).data.status
     await until('connected', async () => (await st()).connected)
     // Both managers have synced several times by now (a third of the lease each).
@@ -49,14 +49,14 @@ if (!mosquittoAvailable()) {
     const first = ownedA!.length ? a : b
     const second = first === a ? b : a
     const firstOwner = (await st()).owner
-    t.equal(firstOwner, first.app.services.mqtt!.manager!.owner, 'status names the owner')
+    t.equal(firstOwner, first.app.parts.mqtt.manager!.owner, 'status names the owner')
 
     await first.close()
     const next = await until('takeover', async () => {
       const s = await second.admin('GET', `/mqtt-subscriptions/${sub.id}`)
       return s.data.status.connected && s.data.status.owner !== firstOwner && s.data.status
     })
-    t.equal(next.owner, second.app.services.mqtt!.manager!.owner, 'the other instance took over')
+    t.equal(next.owner, second.app.parts.mqtt.manager!.owner, 'the other instance took over')
 
     const pub = await mqtt.connectAsync(broker.url, {
       username: broker.username,

@@ -11,7 +11,7 @@ import {
   startMosquitto,
   until,
 } from '../helpers/mosquitto.js'
-import { startTestServer } from '../helpers/server.js'
+import { startTestServer, swappableIngest } from '../helpers/server.js'
 
 if (!mosquittoAvailable()) {
   t.comment(MOSQUITTO_SKIP_NOTICE)
@@ -19,7 +19,11 @@ if (!mosquittoAvailable()) {
 } else {
   const broker = await startMosquitto()
   t.teardown(() => broker.stop())
-  const srv = await startTestServer({ MQTT_LEASE_S: '2', MAX_BATCH_ITEMS: '5' })
+  const swap = swappableIngest()
+  const srv = await startTestServer(
+    { MQTT_LEASE_S: '2', MAX_BATCH_ITEMS: '5' },
+    { wrapIngest: swap.wrap },
+  )
   t.teardown(() => srv.close())
   const { workspaceId: ws, token } = await srv.tenant()
 
@@ -223,19 +227,16 @@ if (!mosquittoAvailable()) {
   )
 
   t.test('a message whose storage failed is not acked and comes again', async (t) => {
-    const real = srv.app.services.ingest
+    const real = swap.real
     let failures = 1
-    // Fault injection at the pipeline's door (the store stays real): the first call fails
-    // as a storage outage would.
-    srv.app.services.ingest = {
+    // The first call fails as a storage outage would.
+    swap.use({
       ingest(req) {
         if (failures-- > 0) return Promise.reject(new Error('store unavailable (injected)'))
         return real.ingest(req)
       },
-    }
-    t.teardown(() => {
-      srv.app.services.ingest = real
     })
+    t.teardown(() => swap.use(null))
     const id = await subscribe('retry/#')
     await publish('retry/x', { id: 'r1', total_m3: 4, timestamp: '2025-02-28T13:00:00Z' })
     const st = await until('stored after redelivery', async () => {

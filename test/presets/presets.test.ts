@@ -7,7 +7,7 @@ import {
   isoTime,
   isWmbusTelegram,
   wmbusmetersTotal,
-} from '../../src/presets/helpers.js'
+} from '../../src/webhooks/mapping-helpers.js'
 import { findPreset, MAPPING_PRESETS } from '../../src/presets/presets.js'
 import { compileMapping, mapFields, mapItems, missingField } from '../../src/webhooks/mapping.js'
 import { fullFrame } from '../helpers/wmbus.js'

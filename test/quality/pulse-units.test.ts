@@ -20,7 +20,7 @@ const pulse = (meter: string, min: number, payload: Record<string, number>) => (
   recorded_at: at(min),
 })
 const rows = (meterId: number) =>
-  s.app.services.store.sql.query<any>(
+  s.app.parts.store.sql.query<any>(
     `SELECT kind, value, unit, canonical_value, canonical_unit, quality_flags
      FROM readings FINAL WHERE meter_id = ${meterId} ORDER BY recorded_at, kind`,
   )
@@ -98,7 +98,7 @@ t.test('item 6: one unit rule for rollover_max on a pulse meter without a unit',
   const DAY = 86_400_000
   const dayAfter = Math.floor((base + 15 * 60_000) / DAY) * DAY + DAY
   const payload = await transferPayload(
-    s.app.services,
+    s.app.parts,
     {
       id: 1,
       workspace_id: ws,

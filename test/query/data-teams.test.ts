@@ -10,7 +10,7 @@ import { METER_COLUMNS } from '../../src/store/sql-access.js'
 const s = await startTestServer()
 t.teardown(() => s.close())
 const { token, workspaceId: ws } = await s.tenant()
-const sql = s.app.services.store.sql
+const sql = s.app.parts.store.sql
 const doc = fs.readFileSync(new URL('../../docs/data-teams.md', import.meta.url), 'utf8')
 const examples = [
   ...doc.slice(doc.indexOf('## Example queries')).matchAll(/```sql\n([\s\S]*?)```/g),

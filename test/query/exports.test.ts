@@ -153,7 +153,7 @@ let own: Session | null = null
 t.teardown(() => own?.close())
 async function chdbQuery(sql: string): Promise<string> {
   if (!clusterMode)
-    return (await s.app.services.store.sql.query<Record<string, unknown>>(sql))
+    return (await s.app.parts.store.sql.query<Record<string, unknown>>(sql))
       .map((r) => JSON.stringify(r))
       .join('\n')
   own ??= new Session()
@@ -340,7 +340,7 @@ t.test('a large export arrives streamed, in many chunks', async (t) => {
 })
 
 t.test('a query failing before the first byte is a 500, not a broken 200', async (t) => {
-  const sql = s.app.services.store.sql
+  const sql = s.app.parts.store.sql
   const real = sql.stream.bind(sql)
   // Fault injection at the transport (the store stays real for everything else).
   sql.stream = async function* () {

@@ -34,7 +34,7 @@ export async function insertReadings(s: TestServer, ws: number, rows: R[]): Prom
       version: r.version ?? v++,
     }),
   )
-  await s.app.services.store.sql.insertJsonEachRow('readings', lines.join('\n'))
+  await s.app.parts.store.sql.insertJsonEachRow('readings', lines.join('\n'))
 }
 
 export async function insertStatus(
@@ -45,7 +45,7 @@ export async function insertStatus(
   raw: string[],
   statuses: string[],
 ): Promise<void> {
-  await s.app.services.store.sql.insertJsonEachRow(
+  await s.app.parts.store.sql.insertJsonEachRow(
     'status_reports',
     JSON.stringify({
       workspace_id: ws,

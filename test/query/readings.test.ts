@@ -542,7 +542,7 @@ t.test(
     await insertReadings(s, a.workspaceId, [
       { meter: m.id, kind: 'consumption', at: base + 2 * H, value: 5 },
     ])
-    await s.app.services.store.sql.insertJsonEachRow(
+    await s.app.parts.store.sql.insertJsonEachRow(
       'meter_exchanges',
       JSON.stringify({
         workspace_id: a.workspaceId,
@@ -608,7 +608,7 @@ t.test('derive: exchange without both baselines is unknown', async (t) => {
     { meter: m.id, kind: 'saldo', at: base, value: 10 },
     { meter: m.id, kind: 'saldo', at: base + H, value: 3 },
   ])
-  await s.app.services.store.sql.insertJsonEachRow(
+  await s.app.parts.store.sql.insertJsonEachRow(
     'meter_exchanges',
     JSON.stringify({
       workspace_id: a.workspaceId,
@@ -715,7 +715,7 @@ t.test('duplicates inside one insert and after rollup merges are still counted o
   const one = await get(q)
   t.match(one.body.data, [{ bucket_start: '2025-04-10 10:00:00', reading_count: 2, sum: 5 }])
   await insertReadings(s, a.workspaceId, [{ ...r, version: 999_999_999 }])
-  await s.app.services.store.sql.exec('OPTIMIZE TABLE readings_hourly FINAL')
+  await s.app.parts.store.sql.exec('OPTIMIZE TABLE readings_hourly FINAL')
   const merged = await get(q)
   t.match(merged.body.data, [{ reading_count: 2, sum: 5, min: 1, max: 4 }])
   // a backfill that changes the canonical value: the newest version wins
@@ -734,8 +734,8 @@ t.test('duplicates inside one insert and after rollup merges are still counted o
     plainCheckHours: 0,
   }
   for (const optimize of [false, true]) {
-    if (optimize) await s.app.services.store.sql.exec('OPTIMIZE TABLE readings_hourly FINAL')
-    const direct = await aggregateReadings(s.app.services.store.sql, f, 'hourly', null, {
+    if (optimize) await s.app.parts.store.sql.exec('OPTIMIZE TABLE readings_hourly FINAL')
+    const direct = await aggregateReadings(s.app.parts.store.sql, f, 'hourly', null, {
       limit: 10,
       offset: 0,
     })

@@ -9,7 +9,7 @@ import { startTestServer } from '../helpers/server.js'
 const clock = new ManualClock(Date.parse('2025-03-10T12:00:00Z'))
 const srv = await startTestServer({}, { clock })
 t.teardown(() => srv.close())
-const s = srv.app.services
+const s = srv.app.parts
 const events: string[] = []
 const emit = s.outbox.emit.bind(s.outbox)
 s.outbox.emit = async (ws, event, data) => {

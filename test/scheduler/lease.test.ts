@@ -16,7 +16,7 @@ if (!redisAvailable()) {
 } else {
   const redis = await startRedis()
   const s = await startTestServer({ REDIS_URL: redis.url })
-  const prefix = (s.app.services.coord as RedisCoord).prefix
+  const prefix = (s.app.parts.coord as RedisCoord).prefix
   const coordB = new RedisCoord(redis.url, prefix)
   await coordB.connect()
   t.teardown(async () => {
@@ -36,7 +36,7 @@ if (!redisAvailable()) {
   // Instance B: a pass lease of 150 ms, far shorter than its 1.2 s pass; only renewal
   // keeps it.
   const b = new Scheduler(
-    s.app.services.store.sql,
+    s.app.parts.store.sql,
     coordB,
     systemClock,
     60,
@@ -46,7 +46,7 @@ if (!redisAvailable()) {
     },
   )
   b.addTask('probe', probe('B', 1200))
-  s.app.services.scheduler.addTask('probe', probe('A', 50))
+  s.app.parts.scheduler.addTask('probe', probe('A', 50))
 
   t.test("a manual run waits for the other instance's long pass", async (t) => {
     const passB = b.runOnce()
@@ -58,7 +58,7 @@ if (!redisAvailable()) {
     const [sa] = spans.filter((x) => x.who === 'A')
     t.ok(sa && sb, 'both passes ran their tasks')
     t.ok(sa!.from >= sb!.to, 'the manual pass started only after the other pass ended')
-    const runs = await s.app.services.store.sql.query<{ n: string }>(
+    const runs = await s.app.parts.store.sql.query<{ n: string }>(
       'SELECT count() AS n FROM scheduler_runs',
     )
     t.equal(Number(runs[0]!.n), 2, 'two passes recorded')

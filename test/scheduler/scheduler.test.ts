@@ -12,7 +12,7 @@ const T0 = Date.parse('2025-03-10T12:00:00Z')
 const clock = new ManualClock(T0)
 const srv = await startTestServer({}, { clock })
 t.teardown(() => srv.close())
-const s = srv.app.services
+const s = srv.app.parts
 const events: { ws: number; event: string; data: any }[] = []
 const emit = s.outbox.emit.bind(s.outbox)
 s.outbox.emit = async (ws, event, data) => {

@@ -25,8 +25,8 @@ t.test('transfers: a redirect is an answer, never followed', async (t) => {
   const { workspaceId: ws } = await s2.tenant()
   const tr = (await s2.admin('POST', `/workspaces/${ws}/transfers`, { url, cron: '0 2 * * *' }))
     .data
-  const repo = new TransferRepo(s2.app.services)
-  const ok = await runTransfer(s2.app.services, repo, (await repo.get(tr.id))!, clock.now())
+  const repo = new TransferRepo(s2.app.parts)
+  const ok = await runTransfer(s2.app.parts, repo, (await repo.get(tr.id))!, clock.now())
   t.equal(ok, false, 'a 307 is not a 2xx')
   t.equal(rx.received.length, 0, 'the redirect target got nothing')
   t.match((await repo.get(tr.id))?.last_status, /307/)

@@ -3,14 +3,15 @@
 // refuses instead of buffering when the store is slow, and the message size limit.
 import t from 'tap'
 import type { Ingest } from '../../src/ingest/types.js'
-import type { StreamStage } from '../../src/stream/stage.js'
-import { startTestServer } from '../helpers/server.js'
+import type { StreamEndpoint } from '../../src/stream/build.js'
+import { startTestServer, swappableIngest } from '../helpers/server.js'
 import { connectWs, frame } from './ws-client.js'
 
-const s = await startTestServer()
+const swap = swappableIngest()
+const s = await startTestServer({}, { wrapIngest: swap.wrap })
 t.teardown(() => s.close())
 const wsUrl = s.url.replace('http', 'ws') + '/api/v1/stream'
-const stream = s.app.services.stream as StreamStage
+const stream = s.app.parts.stream as StreamEndpoint
 const at = (min: number) => new Date(Date.UTC(2025, 0, 1, 0, min)).toISOString()
 const reading = (meter: string, min: number, value = min) => ({
   meter,
@@ -83,7 +84,7 @@ t.test('each message is answered with its id and the /reportData status and body
   t.equal(a5.status, 422)
   t.ok(a5.body.errors.id, 'a message without id is a 422 naming id')
 
-  const stored = await s.app.services.store.sql.query<{ n: string }>(
+  const stored = await s.app.parts.store.sql.query<{ n: string }>(
     'SELECT count() AS n FROM readings FINAL WHERE workspace_id = {ws:UInt64}',
     { ws: ten.workspaceId },
   )
@@ -121,12 +122,12 @@ t.test(
   'slow store: at most maxInFlight messages are processed, the rest refused at once',
   async (t) => {
     const ten = await s.tenant()
-    const real: Ingest = s.app.services.ingest
+    const real: Ingest = swap.real
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
     let running = 0
     let peak = 0
-    s.app.services.ingest = {
+    swap.use({
       async ingest(req) {
         running++
         peak = Math.max(peak, running)
@@ -137,10 +138,8 @@ t.test(
           running--
         }
       },
-    }
-    t.teardown(() => {
-      s.app.services.ingest = real
     })
+    t.teardown(() => swap.use(null))
     const max = stream.limits.maxInFlight
     const c = await connectWs(wsUrl, { authorization: `Bearer ${ten.token}` })
     const n = max + 6

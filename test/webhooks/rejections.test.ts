@@ -5,7 +5,7 @@ import { startTestServer } from '../helpers/server.js'
 
 const srv = await startTestServer()
 t.teardown(() => srv.close())
-const s = srv.app.services
+const s = srv.app.parts
 const events: { ws: number; event: string; data: any }[] = []
 const emit = s.outbox.emit.bind(s.outbox)
 s.outbox.emit = async (ws, event, data) => {

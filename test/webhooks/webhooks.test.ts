@@ -4,15 +4,13 @@
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { validationError } from '../../src/errors.js'
-import type { IngestRequest } from '../../src/ingest/types.js'
+import type { Ingest, IngestRequest } from '../../src/ingest/types.js'
 import { startTestServer } from '../helpers/server.js'
 
 const clock = new ManualClock(Date.parse('2025-03-01T12:00:00Z'))
-const srv = await startTestServer({}, { clock })
-t.teardown(() => srv.close())
 const calls: IngestRequest[] = []
 let failWith: Error | null = null
-srv.app.services.ingest = {
+const recordingIngest: Ingest = {
   async ingest(req) {
     calls.push(req)
     if (failWith) throw failWith
@@ -35,6 +33,8 @@ srv.app.services.ingest = {
     }
   },
 }
+const srv = await startTestServer({}, { clock, wrapIngest: () => recordingIngest })
+t.teardown(() => srv.close())
 const { workspaceId: ws } = await srv.tenant()
 
 const MAPPING = {

@@ -8,9 +8,9 @@
 // renewed every third of the TTL, all of them in one script call, so another instance never
 // takes a meter while its turn still runs here.
 import crypto from 'node:crypto'
-import type { MeterLocks } from '../actors/meter-actor.js'
+import type { MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
-import type { Coord } from './coord.js'
+import type { Coord } from '../coord/coord.js'
 
 interface Waiter {
   meterId: number

@@ -1,4 +1,4 @@
-// The observability stage: GET /metrics (Prometheus text). Counters and histograms come from
+// The observability part: GET /metrics (Prometheus text). Counters and histograms come from
 // events the ingest pipeline, decoder pool, coordinator and group-commit writers publish on
 // node:diagnostics_channel (subscribers.ts), so the parts that do the work carry no metric
 // code and nothing is wrapped; values that already live somewhere (mailbox depth, outbox,
@@ -7,36 +7,45 @@ import type { DecoderPool } from '../decode/index.js'
 import { checkAdmin } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import { heartbeat } from '../scheduler/scheduler.js'
-import type { Services } from '../services.js'
-import type { Stage } from '../stages.js'
+import type { ActorRegistry } from '../actors/registry.js'
+import type { Ingest } from '../ingest/types.js'
+import type { Part } from '../lifecycle.js'
+import type { Base } from '../store/base.js'
+import type { StreamStats } from '../stream/build.js'
 import { Metrics } from './metrics.js'
 import { observe } from './subscribers.js'
 import { deliveryCountsByStatus } from '../store/events.js'
 
-export interface ObservabilityDeps {
-  decoder: DecoderPool | null
+export interface ObservabilityDeps extends Pick<Base, 'config' | 'clock' | 'coord' | 'store'> {
+  adminToken: string
+  /** The pipeline whose events this app's /metrics counts (tests run several apps at once). */
+  pipeline: Ingest
+  decoder: DecoderPool
+  actors: ActorRegistry
+  stream: { stats: StreamStats }
 }
 
-export function buildObservabilityStage(
-  s: Services,
-  deps: ObservabilityDeps,
-): Stage & { metrics: Metrics } {
+export interface Observability extends Part {
+  metrics: Metrics
+  registerRoutes(router: Router): void
+}
+
+export function buildObservability(s: ObservabilityDeps): Observability {
   const m = new Metrics()
-  s.metrics = m
   const stopObserving = observe(m, {
-    pipeline: s.ingest,
-    pool: deps.decoder,
+    pipeline: s.pipeline,
+    pool: s.decoder,
     coord: s.coord,
     writers: [s.store.readings, s.store.statusReports],
   })
 
-  const actors = () => s.actors
+  const actors = s.actors
   m.gauge(
     'meterflow_actor_mailbox_depth',
     'Readings batches queued or running in meter actor mailboxes.',
-    (set) => set(actors()?.depth() ?? 0),
+    (set) => set(actors.depth()),
   )
-  m.gauge('meterflow_actors', 'Meter actors held in memory.', (set) => set(actors()?.size ?? 0))
+  m.gauge('meterflow_actors', 'Meter actors held in memory.', (set) => set(actors.size))
   m.gauge(
     'meterflow_event_deliveries',
     'Event deliveries by status; pending is the outbox backlog (read from the store at scrape time).',
@@ -57,23 +66,23 @@ export function buildObservabilityStage(
   m.gauge('meterflow_scheduler_interval_seconds', 'Configured scheduler interval.', (set) =>
     set(s.config.SCHEDULER_INTERVAL_S),
   )
-  const stream = () => s.stream
+  const stream = s.stream.stats
   m.gauge('meterflow_stream_connections', 'Open WebSocket stream connections.', (set) =>
-    set(stream()?.stats.connections ?? 0),
+    set(stream.connections),
   )
   m.gauge('meterflow_stream_in_flight', 'Stream messages being processed.', (set) =>
-    set(stream()?.stats.inFlight ?? 0),
+    set(stream.inFlight),
   )
   m.gauge(
     'meterflow_stream_refused',
     'Stream messages refused by flow control since start.',
-    (set) => set(stream()?.stats.refused ?? 0),
+    (set) => set(stream.refused),
   )
   m.gauge(
     'meterflow_stream_answers',
     'Stream answers by status since start.',
     (set) => {
-      for (const [status, n] of stream()?.stats.answers ?? []) set(n, { status: String(status) })
+      for (const [status, n] of stream.answers) set(n, { status: String(status) })
     },
     ['status'],
   )

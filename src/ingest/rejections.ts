@@ -1,7 +1,7 @@
 // The data of `reading.rejected`: one event per delivery of readings (a /reportData request,
 // a webhook delivery, an import, a stream batch), never one per reading. Counts are exact; the meter sample
 // is bounded.
-import type { IngestOutcome, IngestSource, ItemStatus } from '../ingest/types.js'
+import type { IngestOutcome, IngestSource, ItemStatus } from './types.js'
 
 export interface RejectionSummary {
   source: IngestSource | null

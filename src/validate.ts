@@ -2,7 +2,7 @@
 // (`/readings/3/payload/value` → `readings.3.payload.value`).
 import { FormatRegistry, type TSchema, type Static } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import { validationError, type FieldErrors } from '../errors.js'
+import { validationError, type FieldErrors } from './errors.js'
 
 // TypeBox knows no string formats until they are registered; an unregistered format fails
 // every value, so `format: 'date-time'` would refuse even valid timestamps.

@@ -1,9 +1,11 @@
-// The MQTT ingest stage: subscription repository, status store, the subscriber manager
+// The MQTT ingest part: subscription repository, status store, the subscriber manager
 // (leases, one connection per subscription across instances) and its /metrics series.
 // Admin routes are in src/admin/mqtt.ts.
 import { Counter } from 'prom-client'
-import type { Services } from '../services.js'
-import type { Stage } from '../stages.js'
+import type { Ingest } from '../ingest/types.js'
+import type { Part } from '../lifecycle.js'
+import type { Metrics } from '../observability/metrics.js'
+import type { Base } from '../store/base.js'
 import { MqttSubscriptionRepo } from '../store/mqtt-subscriptions.js'
 import { MqttManager } from './manager.js'
 import { MqttStatusStore } from './status.js'
@@ -17,19 +19,21 @@ export interface MqttService {
   changed(): Promise<void>
 }
 
-export function buildMqttStage(s: Services): Stage {
+export function buildMqtt(
+  s: Pick<Base, 'config' | 'log' | 'clock' | 'coord' | 'store'> & {
+    ingest: Ingest
+    metrics: Metrics
+  },
+): MqttService & Part {
   const leaseMs = s.config.MQTT_LEASE_S * 1000
   const repo = new MqttSubscriptionRepo(s.store)
   const status = new MqttStatusStore(s.coord, leaseMs, () => s.clock.now())
-  let messages: Counter<'outcome'> | null = null
-  if (s.metrics) {
-    messages = new Counter({
-      name: 'meterflow_mqtt_messages_total',
-      help: 'MQTT messages handled by this instance: stored (some reading created), duplicate (only duplicates), unmappable (no item mapped), rejected (refused per item or by validation), failed (not stored, left unacknowledged for redelivery).',
-      labelNames: ['outcome'] as const,
-      registers: [s.metrics.registry],
-    })
-  }
+  const messages = new Counter({
+    name: 'meterflow_mqtt_messages_total',
+    help: 'MQTT messages handled by this instance: stored (some reading created), duplicate (only duplicates), unmappable (no item mapped), rejected (refused per item or by validation), failed (not stored, left unacknowledged for redelivery).',
+    labelNames: ['outcome'] as const,
+    registers: [s.metrics.registry],
+  })
   const manager =
     s.config.MQTT_SUBSCRIBERS === 'on'
       ? new MqttManager(
@@ -37,8 +41,7 @@ export function buildMqttStage(s: Services): Stage {
           s.coord,
           leaseMs,
           {
-            // Looked up per message: the ingest stage (or a test) may replace it.
-            ingest: { ingest: (r) => s.ingest.ingest(r) },
+            ingest: s.ingest,
             status,
             log: s.log,
             now: () => s.clock.now(),
@@ -56,13 +59,13 @@ export function buildMqttStage(s: Services): Stage {
                     : o.rejected
                       ? 'rejected'
                       : 'unmappable'
-              messages?.inc({ outcome })
+              messages.inc({ outcome })
             },
           },
           s.log,
         )
       : null
-  if (s.metrics && manager)
+  if (manager)
     s.metrics.gauge(
       'meterflow_mqtt_subscriptions',
       'MQTT subscriptions run by this instance, by connection state (connected, disconnected).',
@@ -74,7 +77,8 @@ export function buildMqttStage(s: Services): Stage {
       },
       ['state'],
     )
-  s.mqtt = {
+  return {
+    name: 'mqtt',
     repo,
     status,
     manager,
@@ -83,9 +87,6 @@ export function buildMqttStage(s: Services): Stage {
       // The in-process coordination store may not deliver to its own publisher.
       void manager?.sync()
     },
-  }
-  return {
-    name: 'mqtt',
     start: () => manager?.start(),
     stop: () => manager?.stop(),
   }

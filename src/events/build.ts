@@ -1,8 +1,6 @@
-// Builds the events stage: the durable outbox that replaces the in-memory placeholder on
-// the services, the delivery engine, and the owner mailer. Admin routes find it through
-// `eventsOf(services)`.
-import type { Services } from '../services.js'
-import type { Stage } from '../stages.js'
+// The events part: the durable outbox every producer emits to, the delivery engine that
+// posts to subscriptions, and the owner mailer.
+import type { Base } from '../store/base.js'
 import { DeliveringOutbox } from './delivering-outbox.js'
 import { DeliveryEngine } from './engine.js'
 import { Mailer } from './mailer.js'
@@ -11,10 +9,13 @@ import { EventRepo } from '../store/events.js'
 export interface Events {
   repo: EventRepo
   outbox: DeliveringOutbox
+  /** A lifecycle part: started with the app, stopped last of all. */
   engine: DeliveryEngine
 }
 
-export async function buildEventsStage(s: Services): Promise<Stage> {
+export async function buildEvents(
+  s: Pick<Base, 'store' | 'clock' | 'coord' | 'log' | 'config' | 'tenants'>,
+): Promise<Events> {
   const repo = new EventRepo(s.store)
   let engine: DeliveryEngine | null = null
   const outbox = new DeliveringOutbox(repo, s.clock, s.coord, () => engine?.wake())
@@ -35,14 +36,5 @@ export async function buildEventsStage(s: Services): Promise<Stage> {
     },
     () => outbox.invalidate(),
   )
-  s.outbox = outbox
-  s.events = { repo, outbox, engine } satisfies Events
-  return engine
-}
-
-/** The events stage of a running app (set by buildEventsStage). */
-export function eventsOf(s: Services): Events {
-  const e = s.events
-  if (!e) throw new Error('events stage not built')
-  return e
+  return { repo, outbox, engine }
 }

@@ -14,9 +14,11 @@ import uWS from 'uWebSockets.js'
 import { ApiError, apiError, validationError } from '../errors.js'
 import type { Principal } from '../http/auth.js'
 import type { HttpRequest } from '../http/types.js'
-import { fieldErrors } from '../http/validate.js'
-import type { Services } from '../services.js'
-import type { Stage } from '../stages.js'
+import { fieldErrors } from '../validate.js'
+import type { Ingest } from '../ingest/types.js'
+import type { Authenticator } from '../http/auth.js'
+import type { Part } from '../lifecycle.js'
+import type { Base } from '../store/base.js'
 import { DEFAULT_LIMITS, StreamMessage, type StreamAnswer, type StreamLimits } from './protocol.js'
 
 export const STREAM_PATH = '/api/v1/stream'
@@ -40,9 +42,16 @@ export interface StreamStats {
   refused: number
 }
 
-export interface StreamStage extends Stage {
+export interface StreamEndpoint extends Part {
   stats: StreamStats
   limits: StreamLimits
+  /** Adds the WebSocket route to the uWS app (before it listens). */
+  configureHttp(app: uWS.TemplatedApp): void
+}
+
+export interface StreamDeps extends Pick<Base, 'config' | 'log'> {
+  auth: Authenticator
+  ingest: Ingest
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -53,7 +62,7 @@ const STATUS_TEXT: Record<number, string> = {
   503: '503 Service Unavailable',
 }
 
-export function buildStreamStage(s: Services, overrides: Partial<StreamLimits> = {}): StreamStage {
+export function buildStream(s: StreamDeps, overrides: Partial<StreamLimits> = {}): StreamEndpoint {
   const limits: StreamLimits = {
     ...DEFAULT_LIMITS,
     maxMessageBytes: Math.min(DEFAULT_LIMITS.maxMessageBytes, s.config.MAX_BODY_BYTES),

@@ -1,22 +1,33 @@
-// The ingest stage: decoder pool, meter actors and the pipeline, published as `s.ingest`.
+// The ingest part: decoder pool, meter actors, the key quarantine and the pipeline that
+// feeds them.
 import { HistoryLoader } from '../store/history.js'
 import { ActorRegistry } from '../actors/registry.js'
-import { CoordMeterLocks } from '../coord/meter-locks.js'
+import { CoordMeterLocks } from '../actors/meter-locks.js'
 import { DecoderPool } from '../decode/index.js'
-import { rejectionSummary, SUMMARISED_BY_CALLER } from '../events/rejections.js'
+import { rejectionSummary, SUMMARISED_BY_CALLER } from './rejections.js'
 import type { Outbox } from '../events/outbox.js'
-import type { Services } from '../services.js'
+import type { Base } from '../store/base.js'
 import { WmbusFormatRepo } from '../store/wmbus-formats.js'
-import type { Stage } from '../stages.js'
 import { WmbusQuarantineRepo } from '../store/wmbus-quarantine.js'
 import { KeyQuarantine } from './key-quarantine.js'
 import { IngestPipeline } from './pipeline.js'
 
-export async function buildIngestStage(
-  s: Services,
-): Promise<Stage & { actors: ActorRegistry; decoder: DecoderPool }> {
-  // Always the current outbox: the events stage may replace it after we are built.
-  const outbox: Outbox = { emit: (ws, event, data) => s.outbox.emit(ws, event, data) }
+export interface IngestParts {
+  pipeline: IngestPipeline
+  decoder: DecoderPool
+  actors: ActorRegistry
+  keyQuarantine: KeyQuarantine
+}
+
+export async function buildIngest(
+  s: Pick<
+    Base,
+    'config' | 'log' | 'clock' | 'coord' | 'store' | 'tenants' | 'meters' | 'profiles'
+  > & {
+    outbox: Outbox
+  },
+): Promise<IngestParts> {
+  const outbox = s.outbox
   const decoder = new DecoderPool({
     workers: s.config.WORKERS,
     formats: new WmbusFormatRepo(s.store.sql, () => s.clock.now()),
@@ -37,7 +48,6 @@ export async function buildIngestStage(
     }),
     () => s.clock.now(),
   )
-  s.keyQuarantine = quarantine
   const pipeline = new IngestPipeline({
     meters: s.meters,
     profiles: s.profiles,
@@ -59,17 +69,8 @@ export async function buildIngestStage(
           .catch((err) => s.log.error({ err }, 'could not emit reading.rejected'))
     },
   })
-  s.ingest = pipeline
-  s.actors = actors
   // A recorded exchange or a backfill changes what the actor holds: it reloads.
   for (const channel of ['exchanges', 'readings-rewritten'])
     await s.coord.subscribe(channel, (msg) => actors.forget(Number(msg.split(':')[1])))
-  return {
-    name: 'ingest',
-    actors,
-    decoder,
-    async stop() {
-      await decoder.destroy()
-    },
-  }
+  return { pipeline, decoder, actors, keyQuarantine: quarantine }
 }
