@@ -11,36 +11,16 @@
 // connection stays below maxInFlight × maxMessageBytes + maxBackpressure. A client that
 // reads nothing at all is closed by uWS at maxBackpressure (closeOnBackpressureLimit).
 import uWS from 'uWebSockets.js'
-import { ApiError, apiError, validationError } from '../errors.js'
-import type { Principal } from '../http/auth.js'
-import type { HttpRequest } from '../http/types.js'
-import { fieldErrors } from '../validate.js'
-import type { Ingest } from '../ingest/types.js'
+import { apiError } from '../errors.js'
 import type { Authenticator } from '../http/auth.js'
+import type { Ingest } from '../ingest/types.js'
 import type { Part } from '../lifecycle.js'
 import type { Base } from '../store/base.js'
-import { DEFAULT_LIMITS, StreamMessage, type StreamAnswer, type StreamLimits } from './protocol.js'
-
-export const STREAM_PATH = '/api/v1/stream'
-
-interface Conn {
-  authorization: string
-  ip: string
-  workspaceId: number
-  inFlight: number
-  closed: boolean
-  socket: uWS.WebSocket<Conn> | null
-}
-
-export interface StreamStats {
-  connections: number
-  inFlight: number
-  inFlightBytes: number
-  /** Answers sent, by HTTP-like status. */
-  answers: Map<number, number>
-  /** Messages refused by flow control (window, unread answers, global budget). */
-  refused: number
-}
+import { answers, peekId, STREAM_PATH } from './answers.js'
+import { newStats, type Conn, type StreamStats } from './conn.js'
+import { refusal } from './flow.js'
+import { processMessage, requestOf } from './process.js'
+import { DEFAULT_LIMITS, type StreamLimits } from './protocol.js'
 
 export interface StreamEndpoint extends Part {
   stats: StreamStats
@@ -68,109 +48,12 @@ export function buildStream(s: StreamDeps, overrides: Partial<StreamLimits> = {}
     maxMessageBytes: Math.min(DEFAULT_LIMITS.maxMessageBytes, s.config.MAX_BODY_BYTES),
     ...overrides,
   }
-  const stats: StreamStats = {
-    connections: 0,
-    inFlight: 0,
-    inFlightBytes: 0,
-    answers: new Map(),
-    refused: 0,
-  }
+  const stats = newStats()
   const open = new Set<uWS.WebSocket<Conn>>()
+  const reply = answers(s.log, stats)
+  const deps = { auth: s.auth, ingest: s.ingest, answers: reply }
   let stopping = false
   let idle: (() => void) | null = null
-
-  /** A request-like object so the /reportData authenticator runs unchanged. */
-  const requestOf = (c: Pick<Conn, 'authorization' | 'ip'>): HttpRequest => ({
-    method: 'GET',
-    path: STREAM_PATH,
-    query: new URLSearchParams(),
-    headers: c.authorization ? { authorization: c.authorization } : {},
-    params: {},
-    body: Buffer.alloc(0),
-    ip: c.ip,
-    responseHeaders: {},
-    json: () => {
-      throw apiError('Internal')
-    },
-  })
-
-  const answer = (c: Conn, a: StreamAnswer, started: number) => {
-    stats.answers.set(a.status, (stats.answers.get(a.status) ?? 0) + 1)
-    s.log.info(
-      {
-        method: 'WS',
-        path: STREAM_PATH,
-        status: a.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        workspace: c.workspaceId,
-      },
-      'stream message',
-    )
-    if (c.closed || !c.socket) return
-    const socket = c.socket
-    socket.cork(() => socket.send(JSON.stringify(a), false))
-  }
-
-  const errorAnswer = (id: StreamAnswer['id'], err: unknown): StreamAnswer => {
-    if (err instanceof ApiError) return { id, status: err.status, body: err.body() }
-    s.log.error({ err, path: STREAM_PATH }, 'unhandled error')
-    const e = apiError('Internal')
-    return { id, status: e.status, body: e.body() }
-  }
-
-  /** The id of a message we will not process, for its refusal (null when unreadable). */
-  const peekId = (text: string): StreamAnswer['id'] => {
-    const m = /^\s*\{\s*"id"\s*:\s*("(?:[^"\\]|\\.){1,128}"|-?\d{1,15})/.exec(text)
-    if (!m) return null
-    try {
-      return JSON.parse(m[1]!) as string | number
-    } catch {
-      return null
-    }
-  }
-
-  async function process(c: Conn, text: string): Promise<StreamAnswer> {
-    let msg: unknown
-    try {
-      msg = JSON.parse(text)
-    } catch (e) {
-      throw validationError(
-        { body: [`Message is not valid JSON: ${(e as Error).message}`] },
-        'Message is not valid JSON.',
-      )
-    }
-    const id =
-      typeof msg === 'object' && msg !== null && 'id' in msg
-        ? ((msg as { id: unknown }).id as StreamAnswer['id'])
-        : null
-    try {
-      const errors = fieldErrors(StreamMessage, msg)
-      if (Object.keys(errors).length) throw validationError(errors)
-      const m = msg as StreamMessage
-      const p: Principal = await s.auth.authenticate(requestOf(c), { scope: 'data:report' })
-      c.workspaceId = p.workspaceId
-      const outcome = await s.ingest.ingest({
-        workspaceId: p.workspaceId,
-        items: m.readings,
-        source: 'stream',
-        errorPrefix: 'readings',
-      })
-      return { id: m.id, status: outcome.accepted > 0 ? 201 : 200, body: outcome }
-    } catch (err) {
-      const a = errorAnswer(typeof id === 'string' || typeof id === 'number' ? id : null, err)
-      // A token revoked or expired mid-connection ends the connection after its answer.
-      if (a.status === 401 && c.socket && !c.closed) {
-        const socket = c.socket
-        setImmediate(() => !c.closed && socket.end(1008, 'Unauthenticated'))
-      }
-      return a
-    }
-  }
-
-  const refuse = (c: Conn, text: string, status: number, message: string, started: number) => {
-    stats.refused++
-    answer(c, { id: peekId(text), status, body: { message } }, started)
-  }
 
   const onMessage = (socket: uWS.WebSocket<Conn>, ab: ArrayBuffer) => {
     const started = performance.now()
@@ -178,39 +61,62 @@ export function buildStream(s: StreamDeps, overrides: Partial<StreamLimits> = {}
     // The ArrayBuffer dies when this callback returns: decode it now.
     const text = Buffer.from(ab).toString('utf8')
     const bytes = ab.byteLength
-    if (stopping)
-      return refuse(c, text, 503, 'The server is shutting down; reconnect and resend.', started)
-    if (c.inFlight >= limits.maxInFlight)
-      return refuse(
+    const refused = refusal(c, socket.getBufferedAmount(), bytes, stats, limits, stopping)
+    if (refused) {
+      stats.refused++
+      return reply.send(
         c,
-        text,
-        429,
-        `More than ${limits.maxInFlight} messages in flight on this connection; wait for answers before sending more.`,
+        { id: peekId(text), status: refused.status, body: { message: refused.message } },
         started,
       )
-    if (socket.getBufferedAmount() > limits.highWaterBytes)
-      return refuse(
-        c,
-        text,
-        429,
-        'Answers are not being read; read them before sending more.',
-        started,
-      )
-    if (stats.inFlightBytes + bytes > limits.maxInFlightBytes)
-      return refuse(c, text, 503, 'The server is at its ingest capacity; retry shortly.', started)
-
+    }
     c.inFlight++
     stats.inFlight++
     stats.inFlightBytes += bytes
-    process(c, text)
-      .catch((err) => errorAnswer(null, err))
+    processMessage(deps, c, text)
+      .catch((err) => reply.fromError(null, err))
       .then((a) => {
         c.inFlight--
         stats.inFlight--
         stats.inFlightBytes -= bytes
-        answer(c, a, started)
+        reply.send(c, a, started)
         if (stats.inFlight === 0 && idle) idle()
       })
+  }
+
+  /** The token is checked (and the upgrade counted) before the connection exists, so a bad
+   * token is an ordinary HTTP 401/403/429 with a JSON body. */
+  const upgrade: uWS.WebSocketBehavior<Conn>['upgrade'] = (res, req, context) => {
+    const conn: Conn = {
+      authorization: req.getHeader('authorization'),
+      ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      workspaceId: 0,
+      inFlight: 0,
+      closed: false,
+      socket: null,
+    }
+    const key = req.getHeader('sec-websocket-key')
+    const protocol = req.getHeader('sec-websocket-protocol')
+    const extensions = req.getHeader('sec-websocket-extensions')
+    let aborted = false
+    res.onAborted(() => {
+      aborted = true
+    })
+    const reject = (err: unknown) => {
+      if (aborted) return
+      const a = reply.fromError(null, err)
+      res.cork(() => {
+        res.writeStatus(STATUS_TEXT[a.status] ?? String(a.status))
+        res.writeHeader('content-type', 'application/json')
+        res.end(JSON.stringify(a.body))
+      })
+    }
+    if (stopping) return reject(apiError('Unavailable', 'The server is shutting down.'))
+    s.auth.authenticate(requestOf(conn), { scope: 'data:report' }).then((p) => {
+      if (aborted) return
+      conn.workspaceId = p.workspaceId
+      res.cork(() => res.upgrade(conn, key, protocol, extensions, context))
+    }, reject)
   }
 
   return {
@@ -225,40 +131,7 @@ export function buildStream(s: StreamDeps, overrides: Partial<StreamLimits> = {}
         maxBackpressure: 1024 * 1024,
         closeOnBackpressureLimit: 1,
         compression: uWS.DISABLED,
-        upgrade: (res, req, context) => {
-          const conn: Conn = {
-            authorization: req.getHeader('authorization'),
-            ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
-            workspaceId: 0,
-            inFlight: 0,
-            closed: false,
-            socket: null,
-          }
-          const key = req.getHeader('sec-websocket-key')
-          const protocol = req.getHeader('sec-websocket-protocol')
-          const extensions = req.getHeader('sec-websocket-extensions')
-          let aborted = false
-          res.onAborted(() => {
-            aborted = true
-          })
-          const reject = (err: unknown) => {
-            if (aborted) return
-            const a = errorAnswer(null, err)
-            res.cork(() => {
-              res.writeStatus(STATUS_TEXT[a.status] ?? String(a.status))
-              res.writeHeader('content-type', 'application/json')
-              res.end(JSON.stringify(a.body))
-            })
-          }
-          if (stopping) return reject(apiError('Unavailable', 'The server is shutting down.'))
-          // The token is checked (and the upgrade counted) before the connection exists, so
-          // a bad token is an ordinary HTTP 401/403/429 with a JSON body.
-          s.auth.authenticate(requestOf(conn), { scope: 'data:report' }).then((p) => {
-            if (aborted) return
-            conn.workspaceId = p.workspaceId
-            res.cork(() => res.upgrade(conn, key, protocol, extensions, context))
-          }, reject)
-        },
+        upgrade,
         open: (socket) => {
           const c = socket.getUserData()
           c.socket = socket
