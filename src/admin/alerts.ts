@@ -42,48 +42,92 @@ export function registerAlertAdmin(
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
-  adminRoute(router, s, 'POST', '/workspaces/:ws/alert-rules', async (req) => {
-    const ws = idParam(req, 'ws')
-    await workspace(ws)
-    const b = check(RuleBase, req.json())
-    const raw = b.params ?? {}
-    const schema =
-      b.type === 'no_data' ? NoDataParams : b.type === 'status' ? StatusParams : QualityParams
-    const params = check(schema, raw, 'params') as Record<string, unknown>
-    const rule = await repo.createRule(ws, b.type as AlertRuleType, params)
-    return json(201, { data: { id: rule.id, type: rule.type, params: rule.params } })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/alert-rules',
+      summary: 'Create an alert rule',
+      body: RuleBase,
+      success: 201,
+      cli: {
+        name: 'alert-rules:create',
+        summary: 'Create an alert rule (no_data, status, quality).',
+      },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      await workspace(ws)
+      const b = check(RuleBase, req.json())
+      const raw = b.params ?? {}
+      const schema =
+        b.type === 'no_data' ? NoDataParams : b.type === 'status' ? StatusParams : QualityParams
+      const params = check(schema, raw, 'params') as Record<string, unknown>
+      const rule = await repo.createRule(ws, b.type as AlertRuleType, params)
+      return json(201, { data: { id: rule.id, type: rule.type, params: rule.params } })
+    },
+  )
 
-  adminRoute(router, s, 'GET', '/workspaces/:ws/alert-rules', async (req) => {
-    const ws = idParam(req, 'ws')
-    await workspace(ws)
-    return json(200, {
-      data: (await repo.rules(ws)).map((r) => ({ id: r.id, type: r.type, params: r.params })),
-    })
-  })
+  adminRoute(
+    router,
+    s,
+    { method: 'GET', path: '/workspaces/:ws/alert-rules', summary: 'List alert rules' },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      await workspace(ws)
+      return json(200, {
+        data: (await repo.rules(ws)).map((r) => ({ id: r.id, type: r.type, params: r.params })),
+      })
+    },
+  )
 
-  adminRoute(router, s, 'GET', '/workspaces/:ws/alerts', async (req) => {
-    const ws = idParam(req, 'ws')
-    await workspace(ws)
-    const state = req.query.get('state')
-    if (state !== null && state !== 'open' && state !== 'resolved')
-      throw validationError({ state: ['The state parameter must be open or resolved.'] })
-    const rules = new Map((await repo.rules(ws)).map((r) => [r.id, r]))
-    const alerts = await repo.list(ws, state ?? undefined)
-    return json(200, { data: alerts.map((a) => alertView(a, rules.get(a.rule_id))) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces/:ws/alerts',
+      summary: 'List alerts',
+      query: [
+        { name: 'state', schema: Type.Union([Type.Literal('open'), Type.Literal('resolved')]) },
+      ],
+      cli: { name: 'alerts:list', summary: 'List alerts (--state open|resolved).' },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      await workspace(ws)
+      const state = req.query.get('state')
+      if (state !== null && state !== 'open' && state !== 'resolved')
+        throw validationError({ state: ['The state parameter must be open or resolved.'] })
+      const rules = new Map((await repo.rules(ws)).map((r) => [r.id, r]))
+      const alerts = await repo.list(ws, state ?? undefined)
+      return json(200, { data: alerts.map((a) => alertView(a, rules.get(a.rule_id))) })
+    },
+  )
 
-  adminRoute(router, s, 'POST', '/alerts/:id/resolve', async (req) => {
-    const id = idParam(req, 'id')
-    const a = (await repo.get(id)) ?? notFound('alert', id)
-    const b = req.body.length ? check(ResolveBody, req.json()) : {}
-    const rule = (await repo.rules(a.workspace_id)).find((r) => r.id === a.rule_id) ?? null
-    if (a.state === 'resolved') return json(200, { data: alertView(a, rule) })
-    const meter = await s.meters.byId(a.workspace_id, a.meter_id)
-    // Resolved by a member: no new alert for this rule and meter until the condition has
-    // cleared once (docs/alerts.md); the scheduler re-arms it when it sees it clear.
-    await repo.setWaiting(a, true)
-    const next = await repo.resolve(a, b.by ?? 'member', s.clock.now(), rule, meter)
-    return json(200, { data: alertView(next, rule) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/alerts/:id/resolve',
+      summary: 'Resolve an alert',
+      body: ResolveBody,
+      cli: { name: 'alerts:resolve', summary: 'Resolve an alert.', param: 'alert', fields: [] },
+    },
+    async (req) => {
+      const id = idParam(req, 'id')
+      const a = (await repo.get(id)) ?? notFound('alert', id)
+      const b = req.body.length ? check(ResolveBody, req.json()) : {}
+      const rule = (await repo.rules(a.workspace_id)).find((r) => r.id === a.rule_id) ?? null
+      if (a.state === 'resolved') return json(200, { data: alertView(a, rule) })
+      const meter = await s.meters.byId(a.workspace_id, a.meter_id)
+      // Resolved by a member: no new alert for this rule and meter until the condition has
+      // cleared once (docs/alerts.md); the scheduler re-arms it when it sees it clear.
+      await repo.setWaiting(a, true)
+      const next = await repo.resolve(a, b.by ?? 'member', s.clock.now(), rule, meter)
+      return json(200, { data: alertView(next, rule) })
+    },
+  )
 }

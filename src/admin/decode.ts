@@ -21,12 +21,23 @@ export const DecodeBody = Type.Object(
 )
 
 export function registerDecodeAdmin(router: Router, s: Pick<AdminDeps, 'adminToken'>): void {
-  adminRoute(router, s, 'POST', '/decode', async (req) => {
-    const b = check(DecodeBody, req.json())
-    const telegram = b.telegram.replace(/[\s_|#]/g, '') // separators as in logged telegrams
-    if (!/^[0-9a-fA-F]+$/.test(telegram))
-      throw validationError({ telegram: ['The telegram field must be hexadecimal.'] })
-    // a fresh decoder per call: no formats learnt from earlier analyses
-    return json(200, { data: analyzeTelegram(telegram, b.key ?? null) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/decode',
+      summary:
+        'Analyze a wM-Bus telegram: layers, security, records, register or the failing layer',
+      body: DecodeBody,
+    },
+    async (req) => {
+      const b = check(DecodeBody, req.json())
+      const telegram = b.telegram.replace(/[\s_|#]/g, '') // separators as in logged telegrams
+      if (!/^[0-9a-fA-F]+$/.test(telegram))
+        throw validationError({ telegram: ['The telegram field must be hexadecimal.'] })
+      // a fresh decoder per call: no formats learnt from earlier analyses
+      return json(200, { data: analyzeTelegram(telegram, b.key ?? null) })
+    },
+  )
 }

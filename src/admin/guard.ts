@@ -1,18 +1,22 @@
 import { apiError } from '../errors.js'
 import { checkAdmin } from '../http/auth.js'
+import type { RouteContract } from '../http/contract.js'
 import type { Handler, Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
 import type { AdminDeps } from './deps.js'
+
+/** An admin route's contract: its path is below /admin/v1, its auth the admin token. */
+export type AdminContract = Omit<RouteContract, 'auth' | 'scope' | 'groupsManage'>
 
 /** Registers an admin route: the admin bearer token is checked before the handler runs. */
 export function adminRoute(
   router: Router,
   s: Pick<AdminDeps, 'adminToken'>,
-  method: string,
-  pattern: string,
+  contract: AdminContract,
   handler: Handler,
 ): void {
-  router.add(method, `/admin/v1${pattern}`, (req) => {
+  const declared: RouteContract = { ...contract, path: `/admin/v1${contract.path}`, auth: 'admin' }
+  router.route(declared, (req) => {
     checkAdmin(req, s.adminToken)
     return handler(req)
   })

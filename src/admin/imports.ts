@@ -1,7 +1,7 @@
 // Operator API: imports (operator-api.md, "Imports and transfers"). The body is NDJSON, not
 // JSON, and may be larger than an ordinary request.
 import { apiError, validationError } from '../errors.js'
-import { checkAdmin } from '../http/auth.js'
+import { Type } from '@sinclair/typebox'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { importView } from '../jobs/imports.js'
@@ -13,11 +13,24 @@ export function registerImportAdmin(
   s: Pick<AdminDeps, 'adminToken' | 'config' | 'imports' | 'tenants'>,
 ): void {
   const runner = () => s.imports!
-  router.add(
-    'POST',
-    '/admin/v1/workspaces/:ws/imports',
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/imports',
+      summary: 'Import NDJSON, one reportData item a line',
+      body: Type.String(),
+      bodyByHand: true,
+      bodyMediaType: 'application/x-ndjson',
+      success: 202,
+      maxBodyBytes: Math.max(s.config.MAX_BODY_BYTES, 256 * 1024 * 1024),
+      cli: {
+        name: 'imports:create',
+        summary: 'Import NDJSON readings (--file path, or - for stdin).',
+      },
+    },
     async (req) => {
-      checkAdmin(req, s.adminToken)
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       if (req.body.length === 0)
@@ -27,13 +40,26 @@ export function registerImportAdmin(
       const r = await runner().start(ws, req.body)
       return json(202, { data: { id: r.id, status: r.status } })
     },
-    { maxBodyBytes: Math.max(s.config.MAX_BODY_BYTES, 256 * 1024 * 1024) },
   )
 
-  adminRoute(router, s, 'GET', '/imports/:id', async (req) => {
-    const id = idParam(req, 'id')
-    const r = await runner().get(id)
-    if (!r) throw apiError('NotFound', `No import with id ${id}.`)
-    return json(200, { data: importView(r) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/imports/:id',
+      summary: 'Import status',
+      cli: {
+        name: 'imports:show',
+        summary: "Show an import's status and counts.",
+        param: 'import',
+      },
+    },
+    async (req) => {
+      const id = idParam(req, 'id')
+      const r = await runner().get(id)
+      if (!r) throw apiError('NotFound', `No import with id ${id}.`)
+      return json(200, { data: importView(r) })
+    },
+  )
 }

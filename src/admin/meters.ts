@@ -60,99 +60,157 @@ export function registerMeterAdmin(
 ): void {
   const meter = async (id: number) => (await s.meters.findAnyById(id)) ?? notFound('meter', id)
 
-  adminRoute(router, s, 'PUT', '/meters/:meter/lifecycle', async (req) => {
-    const m = await meter(idParam(req, 'meter'))
-    const b = check(LifecycleBody, req.json())
-    const next: Meter =
-      b.state === m.lifecycle_state
-        ? m
-        : {
-            ...m,
-            lifecycle_state: b.state,
-            lifecycle_changed_at: new Date(s.clock.now()).toISOString(),
-          }
-    if (next !== m && next.lifecycle_state === 'active') {
-      // Back to operational: it counts against the plan limit like a new meter (402).
-      const refused = await s.meters.reactivate(next, async () => {
-        const w = await s.tenants.getWorkspace(m.workspace_id)
-        return (await s.meters.atPlanLimit(m.workspace_id, w?.plan_meter_limit ?? null))
-          ? ('rejected_plan_limit' as const)
-          : null
-      })
-      if (refused)
-        throw apiError(
-          'PlanLimit',
-          'The workspace is at its plan meter limit; the meter stays ' +
-            `${m.lifecycle_state} until an owner upgrades or another meter is retired.`,
-          { reason: refused },
-        )
-    } else if (next !== m) await s.meters.save(next)
-    return json(200, { data: await meterResponse(s, next) })
-  })
-
-  adminRoute(router, s, 'PUT', '/meters/:meter/profile', async (req) => {
-    const m = await meter(idParam(req, 'meter'))
-    const b = check(ProfileBody, req.json())
-    const latest = await s.profiles.get(m.workspace_id, b.key)
-    if (!latest) throw validationError({ key: [`No profile with key ${b.key} in this workspace.`] })
-    const p =
-      b.version === undefined ? latest : await s.profiles.get(m.workspace_id, b.key, b.version)
-    if (!p) throw validationError({ version: [`Profile ${b.key} has no version ${b.version}.`] })
-    const next: Meter = {
-      ...m,
-      profile_key: p.key,
-      profile_version: p.version,
-      profile_needs_review: false,
-    }
-    await s.meters.save(next)
-    return json(200, { data: await meterResponse(s, next) })
-  })
-
-  adminRoute(router, s, 'PUT', '/meters/:meter/wmbus-key', async (req) => {
-    const m = await meter(idParam(req, 'meter'))
-    const b = check(WmbusKeyBody, req.json())
-    const next: Meter = { ...m, wmbus_key: b.key === null ? null : b.key.toLowerCase() }
-    await s.meters.save(next)
-    // telegrams quarantined for want of this key go through ingest now (jobs/key-replay.ts)
-    const replay = next.wmbus_key ? await replayQuarantine(s, m.workspace_id, m.id) : null
-    const data = { meter_id: m.id, has_key: next.wmbus_key !== null }
-    return json(200, { data: replay ? { ...data, replay } : data })
-  })
-
-  adminRoute(router, s, 'POST', '/meters/:meter/exchanges', async (req) => {
-    const m = await meter(idParam(req, 'meter'))
-    const b = check(ExchangeBody, req.json())
-    const t = parseIso(b.exchanged_at)
-    if (t === null)
-      throw validationError({
-        exchanged_at: ['The exchanged_at field must be an ISO 8601 date-time.'],
-      })
-    const id = await insertExchange(s.store, {
-      ws: m.workspace_id,
-      meterId: m.id,
-      exchangedAt: t,
-      oldFinalValue: b.old_final_value ?? null,
-      newInitialValue: b.new_initial_value ?? null,
-      now: s.clock.now(),
-    })
-    // Meter actors that cache exchanges drop them (`<ws>:<meter>`).
-    await s.coord.publish('exchanges', `${m.workspace_id}:${m.id}`).catch(() => {})
-    // The stored readings around the exchange are flagged again at once (meter_exchange
-    // placed, steps across it no longer saldo_decrease): the backfill for this meter.
-    await backfillMeter(s, m)
-    return json(201, {
-      data: {
-        id,
-        meter_id: m.id,
-        exchanged_at: new Date(t).toISOString(),
-        old_final_value: b.old_final_value ?? null,
-        new_initial_value: b.new_initial_value ?? null,
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PUT',
+      path: '/meters/:meter/lifecycle',
+      summary: 'Set lifecycle state',
+      body: LifecycleBody,
+      cli: {
+        name: 'meters:lifecycle',
+        summary: "Set a meter's lifecycle state (active, removed, archived, ...).",
       },
-    })
-  })
+    },
+    async (req) => {
+      const m = await meter(idParam(req, 'meter'))
+      const b = check(LifecycleBody, req.json())
+      const next: Meter =
+        b.state === m.lifecycle_state
+          ? m
+          : {
+              ...m,
+              lifecycle_state: b.state,
+              lifecycle_changed_at: new Date(s.clock.now()).toISOString(),
+            }
+      if (next !== m && next.lifecycle_state === 'active') {
+        // Back to operational: it counts against the plan limit like a new meter (402).
+        const refused = await s.meters.reactivate(next, async () => {
+          const w = await s.tenants.getWorkspace(m.workspace_id)
+          return (await s.meters.atPlanLimit(m.workspace_id, w?.plan_meter_limit ?? null))
+            ? ('rejected_plan_limit' as const)
+            : null
+        })
+        if (refused)
+          throw apiError(
+            'PlanLimit',
+            'The workspace is at its plan meter limit; the meter stays ' +
+              `${m.lifecycle_state} until an owner upgrades or another meter is retired.`,
+            { reason: refused },
+          )
+      } else if (next !== m) await s.meters.save(next)
+      return json(200, { data: await meterResponse(s, next) })
+    },
+  )
 
-  adminRoute(router, s, 'GET', '/meters/:meter/exchanges', async (req) => {
-    const m = await meter(idParam(req, 'meter'))
-    return json(200, { data: await listExchanges(s.store.sql, m.workspace_id, m.id) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PUT',
+      path: '/meters/:meter/profile',
+      summary: 'Assign and confirm a profile',
+      body: ProfileBody,
+      cli: { name: 'meters:profile', summary: 'Assign and confirm a device profile.' },
+    },
+    async (req) => {
+      const m = await meter(idParam(req, 'meter'))
+      const b = check(ProfileBody, req.json())
+      const latest = await s.profiles.get(m.workspace_id, b.key)
+      if (!latest)
+        throw validationError({ key: [`No profile with key ${b.key} in this workspace.`] })
+      const p =
+        b.version === undefined ? latest : await s.profiles.get(m.workspace_id, b.key, b.version)
+      if (!p) throw validationError({ version: [`Profile ${b.key} has no version ${b.version}.`] })
+      const next: Meter = {
+        ...m,
+        profile_key: p.key,
+        profile_version: p.version,
+        profile_needs_review: false,
+      }
+      await s.meters.save(next)
+      return json(200, { data: await meterResponse(s, next) })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PUT',
+      path: '/meters/:meter/wmbus-key',
+      summary: 'Store or clear the wM-Bus key; storing one replays the quarantined telegrams',
+      body: WmbusKeyBody,
+      cli: {
+        name: 'meters:wmbus-key',
+        summary:
+          'Store (32 hex chars) or clear ("null") the wM-Bus AES key; storing one replays the quarantined telegrams.',
+      },
+    },
+    async (req) => {
+      const m = await meter(idParam(req, 'meter'))
+      const b = check(WmbusKeyBody, req.json())
+      const next: Meter = { ...m, wmbus_key: b.key === null ? null : b.key.toLowerCase() }
+      await s.meters.save(next)
+      // telegrams quarantined for want of this key go through ingest now (jobs/key-replay.ts)
+      const replay = next.wmbus_key ? await replayQuarantine(s, m.workspace_id, m.id) : null
+      const data = { meter_id: m.id, has_key: next.wmbus_key !== null }
+      return json(200, { data: replay ? { ...data, replay } : data })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/meters/:meter/exchanges',
+      summary: 'Record a meter exchange',
+      body: ExchangeBody,
+      success: 201,
+      cli: { name: 'meters:exchange', summary: 'Record a meter exchange.' },
+    },
+    async (req) => {
+      const m = await meter(idParam(req, 'meter'))
+      const b = check(ExchangeBody, req.json())
+      const t = parseIso(b.exchanged_at)
+      if (t === null)
+        throw validationError({
+          exchanged_at: ['The exchanged_at field must be an ISO 8601 date-time.'],
+        })
+      const id = await insertExchange(s.store, {
+        ws: m.workspace_id,
+        meterId: m.id,
+        exchangedAt: t,
+        oldFinalValue: b.old_final_value ?? null,
+        newInitialValue: b.new_initial_value ?? null,
+        now: s.clock.now(),
+      })
+      // Meter actors that cache exchanges drop them (`<ws>:<meter>`).
+      await s.coord.publish('exchanges', `${m.workspace_id}:${m.id}`).catch(() => {})
+      // The stored readings around the exchange are flagged again at once (meter_exchange
+      // placed, steps across it no longer saldo_decrease): the backfill for this meter.
+      await backfillMeter(s, m)
+      return json(201, {
+        data: {
+          id,
+          meter_id: m.id,
+          exchanged_at: new Date(t).toISOString(),
+          old_final_value: b.old_final_value ?? null,
+          new_initial_value: b.new_initial_value ?? null,
+        },
+      })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    { method: 'GET', path: '/meters/:meter/exchanges', summary: 'List meter exchanges' },
+    async (req) => {
+      const m = await meter(idParam(req, 'meter'))
+      return json(200, { data: await listExchanges(s.store.sql, m.workspace_id, m.id) })
+    },
+  )
 }

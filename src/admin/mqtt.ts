@@ -101,66 +101,155 @@ export function registerMqttAdmin(
   const subscription = async (id: number) =>
     (await mq().repo.get(id)) ?? notFound('MQTT subscription', id)
 
-  adminRoute(router, s, 'POST', '/workspaces/:ws/mqtt-subscriptions', async (req) => {
-    const ws = idParam(req, 'ws')
-    if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-    const b = check(MqttSubscriptionCreate, req.json())
-    checkConnection(b)
-    const mapping = compileMapping(mappingOrPreset(b)).def
-    const id = await mq().repo.nextId()
-    const sub = await mq().repo.save({
-      id,
-      workspace_id: ws,
-      name: b.name ?? null,
-      broker_url: b.broker_url,
-      username: b.username ?? null,
-      password: b.password ?? null,
-      client_id: b.client_id ?? `meterflow-${ws}-${id}`,
-      topics: b.topics,
-      qos: b.qos ?? 1,
-      mapping,
-      enabled: b.enabled ?? true,
-      created_at: new Date(s.clock.now()).toISOString(),
-    })
-    await mq().changed()
-    return json(201, { data: await view(sub) })
-  })
-
-  adminRoute(router, s, 'GET', '/workspaces/:ws/mqtt-subscriptions', async (req) => {
-    const ws = idParam(req, 'ws')
-    if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-    const subs = await mq().repo.list(ws)
-    return json(200, { data: await Promise.all(subs.map(view)) })
-  })
-
-  adminRoute(router, s, 'GET', '/mqtt-subscriptions/:id', async (req) =>
-    json(200, { data: await view(await subscription(idParam(req, 'id'))) }),
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/mqtt-subscriptions',
+      summary:
+        'Subscribe to MQTT topics of a broker (mapping or preset; the password is write-only)',
+      body: MqttSubscriptionCreate,
+      success: 201,
+      cli: {
+        name: 'mqtt:create',
+        summary: 'Subscribe to MQTT topics of a broker (mapping or preset; docs/mqtt.md).',
+        fields: [
+          'broker=broker_url',
+          'topics',
+          'qos',
+          'username',
+          'password',
+          'client_id',
+          'mapping',
+          'preset',
+          'name',
+          'enabled',
+        ],
+      },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
+      const b = check(MqttSubscriptionCreate, req.json())
+      checkConnection(b)
+      const mapping = compileMapping(mappingOrPreset(b)).def
+      const id = await mq().repo.nextId()
+      const sub = await mq().repo.save({
+        id,
+        workspace_id: ws,
+        name: b.name ?? null,
+        broker_url: b.broker_url,
+        username: b.username ?? null,
+        password: b.password ?? null,
+        client_id: b.client_id ?? `meterflow-${ws}-${id}`,
+        topics: b.topics,
+        qos: b.qos ?? 1,
+        mapping,
+        enabled: b.enabled ?? true,
+        created_at: new Date(s.clock.now()).toISOString(),
+      })
+      await mq().changed()
+      return json(201, { data: await view(sub) })
+    },
   )
 
-  adminRoute(router, s, 'PATCH', '/mqtt-subscriptions/:id', async (req) => {
-    const cur = await subscription(idParam(req, 'id'))
-    const b = check(MqttSubscriptionPatch, req.json())
-    checkConnection(b)
-    const next = { ...cur }
-    if (b.mapping !== undefined || b.preset !== undefined)
-      next.mapping = compileMapping(mappingOrPreset(b)).def
-    if (b.name !== undefined) next.name = b.name
-    if (b.broker_url !== undefined) next.broker_url = b.broker_url
-    if (b.username !== undefined) next.username = b.username
-    if (b.password !== undefined) next.password = b.password
-    if (b.client_id !== undefined) next.client_id = b.client_id
-    if (b.topics !== undefined) next.topics = b.topics
-    if (b.qos !== undefined) next.qos = b.qos
-    if (b.enabled !== undefined) next.enabled = b.enabled
-    const saved = await mq().repo.save(next)
-    await mq().changed()
-    return json(200, { data: await view(saved) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces/:ws/mqtt-subscriptions',
+      summary: 'List MQTT subscriptions with their status',
+      cli: {
+        name: 'mqtt:list',
+        summary: "List a workspace's MQTT subscriptions with their status.",
+      },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
+      const subs = await mq().repo.list(ws)
+      return json(200, { data: await Promise.all(subs.map(view)) })
+    },
+  )
 
-  adminRoute(router, s, 'DELETE', '/mqtt-subscriptions/:id', async (req) => {
-    const cur = await subscription(idParam(req, 'id'))
-    await mq().repo.save(cur, true)
-    await mq().changed()
-    return json(200, { data: { id: cur.id, deleted: true } })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/mqtt-subscriptions/:id',
+      summary: 'Get an MQTT subscription with its status (connected, last message, errors, counts)',
+      cli: {
+        name: 'mqtt:show',
+        summary: 'Show an MQTT subscription: connected, last message, errors, counts.',
+        param: 'subscription',
+      },
+    },
+    async (req) => json(200, { data: await view(await subscription(idParam(req, 'id'))) }),
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PATCH',
+      path: '/mqtt-subscriptions/:id',
+      summary: 'Change an MQTT subscription (its owner reconnects)',
+      body: MqttSubscriptionPatch,
+      cli: {
+        name: 'mqtt:update',
+        summary: 'Change an MQTT subscription (its owner reconnects).',
+        param: 'subscription',
+        fields: [
+          'broker=broker_url',
+          'topics',
+          'qos',
+          'username',
+          'password',
+          'mapping',
+          'preset',
+          'name',
+          'enabled',
+        ],
+      },
+    },
+    async (req) => {
+      const cur = await subscription(idParam(req, 'id'))
+      const b = check(MqttSubscriptionPatch, req.json())
+      checkConnection(b)
+      const next = { ...cur }
+      if (b.mapping !== undefined || b.preset !== undefined)
+        next.mapping = compileMapping(mappingOrPreset(b)).def
+      if (b.name !== undefined) next.name = b.name
+      if (b.broker_url !== undefined) next.broker_url = b.broker_url
+      if (b.username !== undefined) next.username = b.username
+      if (b.password !== undefined) next.password = b.password
+      if (b.client_id !== undefined) next.client_id = b.client_id
+      if (b.topics !== undefined) next.topics = b.topics
+      if (b.qos !== undefined) next.qos = b.qos
+      if (b.enabled !== undefined) next.enabled = b.enabled
+      const saved = await mq().repo.save(next)
+      await mq().changed()
+      return json(200, { data: await view(saved) })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'DELETE',
+      path: '/mqtt-subscriptions/:id',
+      summary: 'Delete an MQTT subscription (the persistent session stays on the broker)',
+      cli: { name: 'mqtt:delete', summary: 'Delete an MQTT subscription.', param: 'subscription' },
+    },
+    async (req) => {
+      const cur = await subscription(idParam(req, 'id'))
+      await mq().repo.save(cur, true)
+      await mq().changed()
+      return json(200, { data: { id: cur.id, deleted: true } })
+    },
+  )
 }

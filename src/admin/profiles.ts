@@ -49,57 +49,87 @@ export function registerProfileAdmin(
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
-  adminRoute(router, s, 'GET', '/workspaces/:ws/profiles', async (req) => {
-    const ws = idParam(req, 'ws')
-    await workspace(ws)
-    // One entry per key: its newest version (every version stays assignable by number).
-    const newest = new Map<string, Profile>()
-    for (const p of await s.profiles.all(ws)) {
-      const prev = newest.get(p.key)
-      if (!prev || p.version > prev.version) newest.set(p.key, p)
-    }
-    return json(200, { data: [...newest.values()].map(profileView) })
-  })
-
-  adminRoute(router, s, 'POST', '/workspaces/:ws/profiles', async (req) => {
-    const ws = idParam(req, 'ws')
-    await workspace(ws)
-    const b = check(ProfileCreate, req.json())
-    const errs = new FieldErrorCollector()
-    if (BUILTIN_PROFILES.some((p) => p.key === b.key))
-      errs.add('key', `The key ${b.key} is a built-in profile and cannot be redefined.`)
-    let decoder: unknown = null
-    if (b.decoder !== undefined && b.decoder !== null) {
-      const v = validateLayout(b.decoder)
-      if (v.ok) decoder = v.layout
-      else for (const [k, msg] of Object.entries(v.errors)) errs.add(k, `${k}: ${msg}.`)
-    }
-    let statusMap: Record<string, string> | null = null
-    if (b.status_map !== undefined && b.status_map !== null) {
-      if (typeof b.status_map !== 'object' || Array.isArray(b.status_map))
-        errs.add(
-          'status_map',
-          'The status_map field must be an object mapping raw flags to canonical codes.',
-        )
-      else {
-        statusMap = b.status_map as Record<string, string>
-        for (const [raw, code] of Object.entries(statusMap))
-          if (typeof code !== 'string' || !(CANONICAL_STATUSES as readonly string[]).includes(code))
-            errs.add(
-              `status_map.${raw}`,
-              `The status_map.${raw} value must be one of ${CANONICAL_STATUSES.join(', ')}.`,
-            )
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces/:ws/profiles',
+      summary: 'Built-in and workspace profiles',
+      cli: { name: 'profiles:list', summary: 'Built-in and workspace device profiles.' },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      await workspace(ws)
+      // One entry per key: its newest version (every version stays assignable by number).
+      const newest = new Map<string, Profile>()
+      for (const p of await s.profiles.all(ws)) {
+        const prev = newest.get(p.key)
+        if (!prev || p.version > prev.version) newest.set(p.key, p)
       }
-    }
-    errs.throwIfAny()
-    const p = await s.profiles.create(ws, {
-      key: b.key,
-      name: b.name,
-      kind: b.kind,
-      unit: b.unit,
-      decoder,
-      status_map: statusMap,
-    })
-    return json(201, { data: { ...profileView(p), key: p.key, version: p.version, name: p.name } })
-  })
+      return json(200, { data: [...newest.values()].map(profileView) })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/profiles',
+      summary: 'Create a profile or a new version of one',
+      body: ProfileCreate,
+      success: 201,
+      cli: {
+        name: 'profiles:create',
+        summary: 'Create a device profile (an existing key makes a new version).',
+      },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      await workspace(ws)
+      const b = check(ProfileCreate, req.json())
+      const errs = new FieldErrorCollector()
+      if (BUILTIN_PROFILES.some((p) => p.key === b.key))
+        errs.add('key', `The key ${b.key} is a built-in profile and cannot be redefined.`)
+      let decoder: unknown = null
+      if (b.decoder !== undefined && b.decoder !== null) {
+        const v = validateLayout(b.decoder)
+        if (v.ok) decoder = v.layout
+        else for (const [k, msg] of Object.entries(v.errors)) errs.add(k, `${k}: ${msg}.`)
+      }
+      let statusMap: Record<string, string> | null = null
+      if (b.status_map !== undefined && b.status_map !== null) {
+        if (typeof b.status_map !== 'object' || Array.isArray(b.status_map))
+          errs.add(
+            'status_map',
+            'The status_map field must be an object mapping raw flags to canonical codes.',
+          )
+        else {
+          statusMap = b.status_map as Record<string, string>
+          for (const [raw, code] of Object.entries(statusMap))
+            if (
+              typeof code !== 'string' ||
+              !(CANONICAL_STATUSES as readonly string[]).includes(code)
+            )
+              errs.add(
+                `status_map.${raw}`,
+                `The status_map.${raw} value must be one of ${CANONICAL_STATUSES.join(', ')}.`,
+              )
+        }
+      }
+      errs.throwIfAny()
+      const p = await s.profiles.create(ws, {
+        key: b.key,
+        name: b.name,
+        kind: b.kind,
+        unit: b.unit,
+        decoder,
+        status_map: statusMap,
+      })
+      return json(201, {
+        data: { ...profileView(p), key: p.key, version: p.version, name: p.name },
+      })
+    },
+  )
 }

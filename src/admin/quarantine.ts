@@ -9,17 +9,30 @@ export function registerQuarantineAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'keyQuarantine' | 'meters'>,
 ): void {
-  adminRoute(router, s, 'GET', '/meters/:meter/quarantine', async (req) => {
-    const id = idParam(req, 'meter')
-    const m = (await s.meters.findAnyById(id)) ?? notFound('meter', id)
-    const rows = s.keyQuarantine ? await s.keyQuarantine.list(m.workspace_id, m.id) : []
-    return json(200, {
-      data: rows.map((r) => ({
-        recorded_at: r.recorded_at_text,
-        telegram: r.telegram,
-        reason: r.reason,
-        received_at: new Date(r.received_at).toISOString(),
-      })),
-    })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/meters/:meter/quarantine',
+      summary: 'wM-Bus telegrams kept for want of a key, replayed by the next key PUT',
+      cli: {
+        name: 'meters:quarantine',
+        summary: 'wM-Bus telegrams kept for want of a key (replayed by the next key PUT).',
+      },
+    },
+    async (req) => {
+      const id = idParam(req, 'meter')
+      const m = (await s.meters.findAnyById(id)) ?? notFound('meter', id)
+      const rows = s.keyQuarantine ? await s.keyQuarantine.list(m.workspace_id, m.id) : []
+      return json(200, {
+        data: rows.map((r) => ({
+          recorded_at: r.recorded_at_text,
+          telegram: r.telegram,
+          reason: r.reason,
+          received_at: new Date(r.received_at).toISOString(),
+        })),
+      })
+    },
+  )
 }

@@ -60,122 +60,234 @@ export function registerTenantAdmin(
   const workspace = async (id: number) =>
     (await tenants.getWorkspace(id)) ?? notFound('workspace', id)
 
-  adminRoute(router, s, 'POST', '/workspaces', async (req) => {
-    const b = check(WorkspaceCreate, req.json())
-    const w = await tenants.createWorkspace({
-      name: b.name,
-      plan_meter_limit: b.plan_meter_limit ?? null,
-      provision_cap_per_hour: b.provision_cap_per_hour ?? 100,
-      retention_days: b.retention_days ?? null,
-      quarantine_retention_days: b.quarantine_retention_days ?? null,
-    })
-    return json(201, { data: w })
-  })
-
-  adminRoute(router, s, 'GET', '/workspaces', async () =>
-    json(200, { data: await tenants.listWorkspaces() }),
-  )
-
-  adminRoute(router, s, 'GET', '/workspaces/:ws', async (req) =>
-    json(200, { data: await workspace(idParam(req, 'ws')) }),
-  )
-
-  adminRoute(router, s, 'PATCH', '/workspaces/:ws', async (req) => {
-    const w = await workspace(idParam(req, 'ws'))
-    const b = check(WorkspacePatch, req.json())
-    const next = { ...w, ...b }
-    await tenants.saveWorkspace(next)
-    await s.coord.publish('invalidate', 'workspace').catch(() => {})
-    return json(200, { data: next })
-  })
-
-  adminRoute(router, s, 'POST', '/workspaces/:ws/users', async (req) => {
-    const w = await workspace(idParam(req, 'ws'))
-    const b = check(UserCreate, req.json())
-    // One user per e-mail address in a workspace (compared case-insensitively). The lease
-    // makes check-then-create atomic across instances; a concurrent POST of the same
-    // address is the duplicate.
-    const email = b.email.toLowerCase()
-    const lease = `user-email:${w.id}:${email}`
-    const owner = crypto.randomUUID()
-    const duplicate = () =>
-      apiError('Conflict', `A user with the e-mail ${b.email} already exists in this workspace.`)
-    if (!(await s.coord.lease(lease, owner, 30_000))) throw duplicate()
-    try {
-      if ((await tenants.listUsers(w.id)).some((u) => u.email.toLowerCase() === email))
-        throw duplicate()
-      const user = await tenants.createUser({
-        workspace_id: w.id,
-        email: b.email,
-        owner: b.owner ?? false,
-        permissions: [...new Set(b.permissions ?? [])],
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces',
+      summary: 'Create a workspace',
+      body: WorkspaceCreate,
+      success: 201,
+      cli: { name: 'workspaces:create', summary: 'Create a workspace (tenant).' },
+    },
+    async (req) => {
+      const b = check(WorkspaceCreate, req.json())
+      const w = await tenants.createWorkspace({
+        name: b.name,
+        plan_meter_limit: b.plan_meter_limit ?? null,
+        provision_cap_per_hour: b.provision_cap_per_hour ?? 100,
+        retention_days: b.retention_days ?? null,
+        quarantine_retention_days: b.quarantine_retention_days ?? null,
       })
-      return json(201, { data: publicUser(user) })
-    } finally {
-      await s.coord.release(lease, owner).catch(() => {})
-    }
-  })
+      return json(201, { data: w })
+    },
+  )
 
-  adminRoute(router, s, 'GET', '/workspaces/:ws/users', async (req) => {
-    const w = await workspace(idParam(req, 'ws'))
-    return json(200, { data: (await tenants.listUsers(w.id)).map(publicUser) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces',
+      summary: 'List workspaces',
+      cli: { name: 'workspaces:list', summary: 'List workspaces.' },
+    },
+    async () => json(200, { data: await tenants.listWorkspaces() }),
+  )
 
-  adminRoute(router, s, 'PATCH', '/users/:user', async (req) => {
-    const id = idParam(req, 'user')
-    const u = (await tenants.getUser(id)) ?? notFound('user', id)
-    const b = check(UserPatch, req.json())
-    const next = {
-      ...u,
-      ...b,
-      permissions: b.permissions ? [...new Set(b.permissions)] : u.permissions,
-    }
-    await tenants.saveUser(next)
-    // Taking `groups.manage` away must bite on the user's tokens at once, on every instance.
-    s.auth.invalidate()
-    await s.coord.publish('invalidate', 'auth').catch(() => {})
-    return json(200, { data: publicUser(next) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces/:ws',
+      summary: 'Get a workspace',
+      cli: { name: 'workspaces:show', summary: 'Show one workspace.' },
+    },
+    async (req) => json(200, { data: await workspace(idParam(req, 'ws')) }),
+  )
 
-  adminRoute(router, s, 'POST', '/workspaces/:ws/tokens', async (req) => {
-    const w = await workspace(idParam(req, 'ws'))
-    const b = check(TokenCreate, req.json())
-    const user = await tenants.getUser(b.user_id)
-    if (!user || user.workspace_id !== w.id)
-      throw validationError({ user_id: ['The user_id must name a user of this workspace.'] })
-    if (b.expires_at && Number.isNaN(Date.parse(b.expires_at)))
-      throw validationError({ expires_at: ['The expires_at field must be an ISO 8601 date-time.'] })
-    const secret = newSecret('mf')
-    const t = await tenants.createToken({
-      workspace_id: w.id,
-      user_id: user.id,
-      name: b.name ?? null,
-      token_hash: hashToken(secret),
-      scopes: [...new Set(b.scopes)],
-      expires_at: b.expires_at ? new Date(b.expires_at).toISOString() : null,
-      rate_limit_per_minute: b.rate_limit_per_minute ?? 60,
-    })
-    return json(201, {
-      data: {
-        id: t.id,
-        name: t.name,
-        token: secret,
-        scopes: t.scopes,
-        expires_at: t.expires_at,
-        rate_limit_per_minute: t.rate_limit_per_minute,
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PATCH',
+      path: '/workspaces/:ws',
+      summary: 'Change a workspace',
+      body: WorkspacePatch,
+      cli: {
+        name: 'workspaces:update',
+        summary: 'Change name, plan meter limit, provisioning cap or retention.',
       },
-    })
-  })
+    },
+    async (req) => {
+      const w = await workspace(idParam(req, 'ws'))
+      const b = check(WorkspacePatch, req.json())
+      const next = { ...w, ...b }
+      await tenants.saveWorkspace(next)
+      await s.coord.publish('invalidate', 'workspace').catch(() => {})
+      return json(200, { data: next })
+    },
+  )
 
-  adminRoute(router, s, 'DELETE', '/tokens/:id', async (req) => {
-    const id = idParam(req, 'id')
-    const t = (await tenants.getToken(id)) ?? notFound('token', id)
-    if (!t.revoked_at)
-      await tenants.saveToken({ ...t, revoked_at: new Date(s.clock.now()).toISOString() })
-    s.auth.invalidate()
-    await s.coord.publish('invalidate', 'auth').catch(() => {})
-    return json(200, { data: { id, revoked: true } })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/users',
+      summary: 'Add a member',
+      body: UserCreate,
+      success: 201,
+      cli: { name: 'users:create', summary: 'Add a member (e.g. --permissions groups.manage).' },
+    },
+    async (req) => {
+      const w = await workspace(idParam(req, 'ws'))
+      const b = check(UserCreate, req.json())
+      // One user per e-mail address in a workspace (compared case-insensitively). The lease
+      // makes check-then-create atomic across instances; a concurrent POST of the same
+      // address is the duplicate.
+      const email = b.email.toLowerCase()
+      const lease = `user-email:${w.id}:${email}`
+      const owner = crypto.randomUUID()
+      const duplicate = () =>
+        apiError('Conflict', `A user with the e-mail ${b.email} already exists in this workspace.`)
+      if (!(await s.coord.lease(lease, owner, 30_000))) throw duplicate()
+      try {
+        if ((await tenants.listUsers(w.id)).some((u) => u.email.toLowerCase() === email))
+          throw duplicate()
+        const user = await tenants.createUser({
+          workspace_id: w.id,
+          email: b.email,
+          owner: b.owner ?? false,
+          permissions: [...new Set(b.permissions ?? [])],
+        })
+        return json(201, { data: publicUser(user) })
+      } finally {
+        await s.coord.release(lease, owner).catch(() => {})
+      }
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces/:ws/users',
+      summary: 'List members',
+      cli: { name: 'users:list', summary: "List a workspace's members." },
+    },
+    async (req) => {
+      const w = await workspace(idParam(req, 'ws'))
+      return json(200, { data: (await tenants.listUsers(w.id)).map(publicUser) })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PATCH',
+      path: '/users/:user',
+      summary: 'Change owner flag or permissions',
+      body: UserPatch,
+      cli: {
+        name: 'users:update',
+        summary: 'Change owner flag or permissions (takes effect on tokens at once).',
+      },
+    },
+    async (req) => {
+      const id = idParam(req, 'user')
+      const u = (await tenants.getUser(id)) ?? notFound('user', id)
+      const b = check(UserPatch, req.json())
+      const next = {
+        ...u,
+        ...b,
+        permissions: b.permissions ? [...new Set(b.permissions)] : u.permissions,
+      }
+      await tenants.saveUser(next)
+      // Taking `groups.manage` away must bite on the user's tokens at once, on every instance.
+      s.auth.invalidate()
+      await s.coord.publish('invalidate', 'auth').catch(() => {})
+      return json(200, { data: publicUser(next) })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/tokens',
+      summary: 'Issue an API token (the secret is shown only here)',
+      body: TokenCreate,
+      success: 201,
+      cli: {
+        name: 'tokens:create',
+        summary: 'Create an API token (the secret is shown only here).',
+        fields: [
+          'user=user_id',
+          'scopes',
+          'name:string',
+          'expires_at',
+          'rate-limit=rate_limit_per_minute',
+        ],
+      },
+    },
+    async (req) => {
+      const w = await workspace(idParam(req, 'ws'))
+      const b = check(TokenCreate, req.json())
+      const user = await tenants.getUser(b.user_id)
+      if (!user || user.workspace_id !== w.id)
+        throw validationError({ user_id: ['The user_id must name a user of this workspace.'] })
+      if (b.expires_at && Number.isNaN(Date.parse(b.expires_at)))
+        throw validationError({
+          expires_at: ['The expires_at field must be an ISO 8601 date-time.'],
+        })
+      const secret = newSecret('mf')
+      const t = await tenants.createToken({
+        workspace_id: w.id,
+        user_id: user.id,
+        name: b.name ?? null,
+        token_hash: hashToken(secret),
+        scopes: [...new Set(b.scopes)],
+        expires_at: b.expires_at ? new Date(b.expires_at).toISOString() : null,
+        rate_limit_per_minute: b.rate_limit_per_minute ?? 60,
+      })
+      return json(201, {
+        data: {
+          id: t.id,
+          name: t.name,
+          token: secret,
+          scopes: t.scopes,
+          expires_at: t.expires_at,
+          rate_limit_per_minute: t.rate_limit_per_minute,
+        },
+      })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'DELETE',
+      path: '/tokens/:id',
+      summary: 'Revoke a token',
+      cli: { name: 'tokens:revoke', summary: 'Revoke an API token.', param: 'token' },
+    },
+    async (req) => {
+      const id = idParam(req, 'id')
+      const t = (await tenants.getToken(id)) ?? notFound('token', id)
+      if (!t.revoked_at)
+        await tenants.saveToken({ ...t, revoked_at: new Date(s.clock.now()).toISOString() })
+      s.auth.invalidate()
+      await s.coord.publish('invalidate', 'auth').catch(() => {})
+      return json(200, { data: { id, revoked: true } })
+    },
+  )
 }
 
 function publicUser(u: { id: number; email: string; owner: boolean; permissions: string[] }) {

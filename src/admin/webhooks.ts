@@ -54,49 +54,107 @@ export function registerWebhookAdmin(
     return ep ?? notFound('webhook endpoint', id)
   }
 
-  adminRoute(router, s, 'POST', '/workspaces/:ws/webhook-endpoints', async (req) => {
-    const ws = idParam(req, 'ws')
-    if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-    const b = check(EndpointCreate, req.json())
-    const mapping = compileMapping(mappingOrPreset(b))
-    const token = newWebhookToken()
-    const ep = await repo().save({
-      id: newEndpointId(),
-      workspace_id: ws,
-      name: b.name ?? null,
-      token_hash: hashWebhookToken(token),
-      enabled: b.enabled ?? true,
-      mapping: mapping.def,
-      created_at: new Date(s.clock.now()).toISOString(),
-    })
-    return json(201, { data: { ...endpointView(ep), token } })
-  })
-
-  adminRoute(router, s, 'GET', '/workspaces/:ws/webhook-endpoints', async (req) => {
-    const ws = idParam(req, 'ws')
-    if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-    return json(200, { data: (await repo().list(ws)).map(endpointView) })
-  })
-
-  adminRoute(router, s, 'GET', '/webhook-endpoints/:id', async (req) =>
-    json(200, { data: endpointView(await endpoint(req.params.id ?? '')) }),
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/workspaces/:ws/webhook-endpoints',
+      summary: 'Create a webhook ingest endpoint (token shown only here)',
+      body: EndpointCreate,
+      success: 201,
+      cli: {
+        name: 'webhooks:create',
+        summary: 'Create a webhook ingest endpoint with a JSONata mapping or a preset.',
+        fields: ['mapping', 'preset', 'name:string', 'enabled'],
+      },
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
+      const b = check(EndpointCreate, req.json())
+      const mapping = compileMapping(mappingOrPreset(b))
+      const token = newWebhookToken()
+      const ep = await repo().save({
+        id: newEndpointId(),
+        workspace_id: ws,
+        name: b.name ?? null,
+        token_hash: hashWebhookToken(token),
+        enabled: b.enabled ?? true,
+        mapping: mapping.def,
+        created_at: new Date(s.clock.now()).toISOString(),
+      })
+      return json(201, { data: { ...endpointView(ep), token } })
+    },
   )
 
-  adminRoute(router, s, 'PATCH', '/webhook-endpoints/:id', async (req) => {
-    const ep = await endpoint(req.params.id ?? '')
-    const b = check(EndpointPatch, req.json())
-    const next = { ...ep }
-    if (b.mapping !== undefined || b.preset !== undefined)
-      next.mapping = compileMapping(mappingOrPreset(b)).def
-    if (b.enabled !== undefined) next.enabled = b.enabled
-    if (b.name !== undefined) next.name = b.name
-    return json(200, { data: endpointView(await repo().save(next)) })
-  })
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'GET',
+      path: '/workspaces/:ws/webhook-endpoints',
+      summary: 'List webhook ingest endpoints',
+    },
+    async (req) => {
+      const ws = idParam(req, 'ws')
+      if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
+      return json(200, { data: (await repo().list(ws)).map(endpointView) })
+    },
+  )
 
-  adminRoute(router, s, 'POST', '/webhook-endpoints/:id/rotate-token', async (req) => {
-    const ep = await endpoint(req.params.id ?? '')
-    const token = newWebhookToken()
-    await repo().save({ ...ep, token_hash: hashWebhookToken(token) })
-    return json(200, { data: { token } })
-  })
+  adminRoute(
+    router,
+    s,
+    { method: 'GET', path: '/webhook-endpoints/:id', summary: 'Get a webhook ingest endpoint' },
+    async (req) => json(200, { data: endpointView(await endpoint(req.params.id ?? '')) }),
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'PATCH',
+      path: '/webhook-endpoints/:id',
+      summary: 'Enable, disable or remap',
+      body: EndpointPatch,
+      cli: {
+        name: 'webhooks:update',
+        summary: 'Enable/disable a webhook endpoint or change its mapping.',
+        param: 'endpoint:string',
+        fields: ['enabled', 'mapping', 'preset'],
+      },
+    },
+    async (req) => {
+      const ep = await endpoint(req.params.id ?? '')
+      const b = check(EndpointPatch, req.json())
+      const next = { ...ep }
+      if (b.mapping !== undefined || b.preset !== undefined)
+        next.mapping = compileMapping(mappingOrPreset(b)).def
+      if (b.enabled !== undefined) next.enabled = b.enabled
+      if (b.name !== undefined) next.name = b.name
+      return json(200, { data: endpointView(await repo().save(next)) })
+    },
+  )
+
+  adminRoute(
+    router,
+    s,
+    {
+      method: 'POST',
+      path: '/webhook-endpoints/:id/rotate-token',
+      summary: 'Issue a new endpoint token',
+      cli: {
+        name: 'webhooks:rotate-token',
+        summary: 'Issue a new token for a webhook endpoint.',
+        param: 'endpoint:string',
+      },
+    },
+    async (req) => {
+      const ep = await endpoint(req.params.id ?? '')
+      const token = newWebhookToken()
+      await repo().save({ ...ep, token_hash: hashWebhookToken(token) })
+      return json(200, { data: { token } })
+    },
+  )
 }

@@ -11,7 +11,8 @@ import { check, rejectUnknown } from '../validate.js'
 import { intParam } from '../query/params.js'
 import type { ApiDeps } from './deps.js'
 import type { MeterGroup } from '../store/groups.js'
-import { pathId } from './meters.js'
+import { pathId, WRITE } from './meters.js'
+import { tokenRoute } from './route.js'
 
 const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' })
 const ParentId = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])
@@ -64,9 +65,6 @@ export function registerGroups(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'coord' | 'groups' | 'meters'>,
 ): void {
-  const write = (req: HttpRequest) =>
-    s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
-
   const counts = async (ws: number) => {
     const c = new Map<number, number>()
     for (const m of await s.meters.list(ws))
@@ -85,93 +83,133 @@ export function registerGroups(
   const clash = (all: MeterGroup[], parent: number | null, name: string, self?: number) =>
     all.some((g) => g.parent_id === parent && g.name === name && g.id !== self)
 
-  router.get('/api/v1/meterGroups', async (req) => {
-    const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
-    const errs = new FieldErrorCollector()
-    const groupId = intParam(req.query, 'group_id', errs)
-    errs.throwIfAny()
-    let all = (await s.groups.list(ws)).sort(sortByPath)
-    if (groupId !== undefined) {
-      const g = all.find((x) => x.id === groupId)
-      if (!g) throw validationError({ group_id: ['The selected group_id is invalid.'] })
-      all = all.filter((x) => x.path.startsWith(g.path))
-    }
-    const c = await counts(ws)
-    return json(200, { data: all.map((g) => view(g, c)) })
-  })
-
-  router.post('/api/v1/meterGroups', async (req) => {
-    const { workspaceId: ws } = await write(req)
-    const b = check(CreateBody, objectBody(req, ['name', 'parent_id']))
-    return serialized(s, ws, async () => {
-      const all = await s.groups.list(ws)
-      const parentId = b.parent_id ?? null
-      const parent = parentId === null ? null : all.find((g) => g.id === parentId)
-      if (parent === undefined)
-        throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
-      if (clash(all, parentId, b.name))
-        throw apiError('GroupConflict', `A sibling group named "${b.name}" already exists.`)
-      const id = await s.groups.nextId()
-      const g: MeterGroup = {
-        id,
-        workspace_id: ws,
-        name: b.name,
-        parent_id: parentId,
-        path: `${parent?.path ?? '/'}${id}/`,
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'GET',
+      path: '/api/v1/meterGroups',
+      summary: 'List meter groups (flat, by path)',
+      scope: 'data:read',
+      query: [{ name: 'group_id', schema: Type.Integer() }],
+    },
+    async (req, { workspaceId: ws }) => {
+      const errs = new FieldErrorCollector()
+      const groupId = intParam(req.query, 'group_id', errs)
+      errs.throwIfAny()
+      let all = (await s.groups.list(ws)).sort(sortByPath)
+      if (groupId !== undefined) {
+        const g = all.find((x) => x.id === groupId)
+        if (!g) throw validationError({ group_id: ['The selected group_id is invalid.'] })
+        all = all.filter((x) => x.path.startsWith(g.path))
       }
-      await s.groups.save([g])
-      return json(201, { data: view(g, new Map()) })
-    })
-  })
+      const c = await counts(ws)
+      return json(200, { data: all.map((g) => view(g, c)) })
+    },
+  )
 
-  router.patch('/api/v1/meterGroups/:group', async (req) => {
-    const { workspaceId: ws } = await write(req)
-    const id = pathId(req, 'group')
-    const b = check(PatchBody, objectBody(req, ['name', 'parent_id']))
-    return serialized(s, ws, async () => {
-      const all = await s.groups.list(ws)
-      const g = all.find((x) => x.id === id)
-      if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
-      const name = b.name ?? g.name
-      const parentId = 'parent_id' in b ? (b.parent_id ?? null) : g.parent_id
-      let changed: MeterGroup[] = []
-      if (parentId !== g.parent_id) {
-        const parent = parentId === null ? null : all.find((x) => x.id === parentId)
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'POST',
+      path: '/api/v1/meterGroups',
+      summary: 'Create a group',
+      ...WRITE,
+      body: CreateBody,
+      success: 201,
+    },
+    async (req, { workspaceId: ws }) => {
+      const b = check(CreateBody, objectBody(req, ['name', 'parent_id']))
+      return serialized(s, ws, async () => {
+        const all = await s.groups.list(ws)
+        const parentId = b.parent_id ?? null
+        const parent = parentId === null ? null : all.find((g) => g.id === parentId)
         if (parent === undefined)
           throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
-        if (parent && parent.path.startsWith(g.path))
-          throw apiError('GroupConflict', 'A group cannot be moved into its own subtree.')
-        if (clash(all, parentId, name, g.id))
-          throw apiError('GroupConflict', `A sibling group named "${name}" already exists.`)
-        const newPath = `${parent?.path ?? '/'}${g.id}/`
-        changed = all
-          .filter((x) => x.path.startsWith(g.path))
-          .map((x) => ({ ...x, path: newPath + x.path.slice(g.path.length) }))
-        changed = changed.map((x) => (x.id === g.id ? { ...x, name, parent_id: parentId } : x))
-      } else {
-        if (name !== g.name && clash(all, parentId, name, g.id))
-          throw apiError('GroupConflict', `A sibling group named "${name}" already exists.`)
-        changed = [{ ...g, name }]
-      }
-      await s.groups.save(changed)
-      const updated = changed.find((x) => x.id === g.id)!
-      return json(200, { data: view(updated, await counts(ws)) })
-    })
-  })
+        if (clash(all, parentId, b.name))
+          throw apiError('GroupConflict', `A sibling group named "${b.name}" already exists.`)
+        const id = await s.groups.nextId()
+        const g: MeterGroup = {
+          id,
+          workspace_id: ws,
+          name: b.name,
+          parent_id: parentId,
+          path: `${parent?.path ?? '/'}${id}/`,
+        }
+        await s.groups.save([g])
+        return json(201, { data: view(g, new Map()) })
+      })
+    },
+  )
 
-  router.delete('/api/v1/meterGroups/:group', async (req) => {
-    const { workspaceId: ws } = await write(req)
-    const id = pathId(req, 'group')
-    return serialized(s, ws, async () => {
-      const all = await s.groups.list(ws)
-      const g = all.find((x) => x.id === id)
-      if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
-      if (all.some((x) => x.parent_id === g.id))
-        throw apiError('GroupConflict', 'The group still contains subgroups.')
-      if ((await counts(ws)).get(g.id))
-        throw apiError('GroupConflict', 'The group still contains meters.')
-      await s.groups.delete(g)
-      return json(200, { data: { deleted: true, id: g.id } })
-    })
-  })
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'PATCH',
+      path: '/api/v1/meterGroups/:group',
+      summary: 'Rename or move a group',
+      ...WRITE,
+      body: PatchBody,
+    },
+    async (req, { workspaceId: ws }) => {
+      const id = pathId(req, 'group')
+      const b = check(PatchBody, objectBody(req, ['name', 'parent_id']))
+      return serialized(s, ws, async () => {
+        const all = await s.groups.list(ws)
+        const g = all.find((x) => x.id === id)
+        if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
+        const name = b.name ?? g.name
+        const parentId = 'parent_id' in b ? (b.parent_id ?? null) : g.parent_id
+        let changed: MeterGroup[] = []
+        if (parentId !== g.parent_id) {
+          const parent = parentId === null ? null : all.find((x) => x.id === parentId)
+          if (parent === undefined)
+            throw validationError({ parent_id: ['The selected parent_id is invalid.'] })
+          if (parent && parent.path.startsWith(g.path))
+            throw apiError('GroupConflict', 'A group cannot be moved into its own subtree.')
+          if (clash(all, parentId, name, g.id))
+            throw apiError('GroupConflict', `A sibling group named "${name}" already exists.`)
+          const newPath = `${parent?.path ?? '/'}${g.id}/`
+          changed = all
+            .filter((x) => x.path.startsWith(g.path))
+            .map((x) => ({ ...x, path: newPath + x.path.slice(g.path.length) }))
+          changed = changed.map((x) => (x.id === g.id ? { ...x, name, parent_id: parentId } : x))
+        } else {
+          if (name !== g.name && clash(all, parentId, name, g.id))
+            throw apiError('GroupConflict', `A sibling group named "${name}" already exists.`)
+          changed = [{ ...g, name }]
+        }
+        await s.groups.save(changed)
+        const updated = changed.find((x) => x.id === g.id)!
+        return json(200, { data: view(updated, await counts(ws)) })
+      })
+    },
+  )
+
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'DELETE',
+      path: '/api/v1/meterGroups/:group',
+      summary: 'Delete an empty group',
+      ...WRITE,
+    },
+    async (req, { workspaceId: ws }) => {
+      const id = pathId(req, 'group')
+      return serialized(s, ws, async () => {
+        const all = await s.groups.list(ws)
+        const g = all.find((x) => x.id === id)
+        if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
+        if (all.some((x) => x.parent_id === g.id))
+          throw apiError('GroupConflict', 'The group still contains subgroups.')
+        if ((await counts(ws)).get(g.id))
+          throw apiError('GroupConflict', 'The group still contains meters.')
+        await s.groups.delete(g)
+        return json(200, { data: { deleted: true, id: g.id } })
+      })
+    },
+  )
 }

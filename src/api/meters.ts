@@ -13,6 +13,7 @@ import type { ApiDeps } from './deps.js'
 import { newMeter, type Meter } from '../store/meters.js'
 import { latestStatuses } from '../store/status.js'
 import { meterView } from './meter-view.js'
+import { tokenRoute } from './route.js'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 const UnitT = Type.Union(UNITS.map((u) => Type.Literal(u)))
@@ -54,6 +55,9 @@ export const PatchBody = Type.Object({
   pulse_unit: Type.Optional(FIELDS.pulse_unit),
 })
 export const DeleteBody = Type.Object({ confirm_meter_identifier: Type.String() })
+
+/** Master-data writes: the scope, and the token's creator must hold groups.manage. */
+export const WRITE = { scope: 'masterdata:write', groupsManage: true } as const
 
 /** Fields whose change alters how already-stored readings are interpreted. */
 const INTERPRETING = ['unit', 'rollover_max', 'pulse_weight', 'pulse_unit'] as const
@@ -109,152 +113,192 @@ export function registerMeters(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
 ): void {
-  const write = (req: HttpRequest) =>
-    s.auth.authenticate(req, { scope: 'masterdata:write', groupsManage: true })
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'GET',
+      path: '/api/v1/meters',
+      summary: 'List meters',
+      scope: 'data:read',
+      response: Type.Object({ data: Type.Unknown() }),
+    },
+    async (_req, { workspaceId: ws }) => {
+      return json(200, { data: await viewMeters(s, ws, await s.meters.list(ws)) })
+    },
+  )
 
-  router.get('/api/v1/meters', async (req) => {
-    const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
-    return json(200, { data: await viewMeters(s, ws, await s.meters.list(ws)) })
-  })
-
-  router.post('/api/v1/meters', async (req) => {
-    const { workspaceId: ws } = await write(req)
-    const raw = body(req)
-    const unknown = rejectUnknown(raw, CREATE_KEYS)
-    if ('display_unit' in raw)
-      unknown.display_unit = ['The display_unit field can only be set with PATCH.']
-    const errs = new FieldErrorCollector()
-    for (const [k, v] of Object.entries(unknown)) for (const m of v) errs.add(k, m)
-    errs.throwIfAny()
-    const b = check(CreateBody, raw)
-    if (((b.pulse_weight ?? null) === null) !== ((b.pulse_unit ?? null) === null)) {
-      const k = b.pulse_weight == null ? 'pulse_weight' : 'pulse_unit'
-      errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
-    }
-    if (b.group_id != null && !(await s.groups.get(ws, b.group_id)))
-      errs.add('group_id', 'The selected group_id is invalid.')
-    let profile = null
-    if (b.profile !== undefined) {
-      profile = await s.profiles.get(ws, b.profile)
-      if (!profile) errs.add('profile', 'The selected profile is invalid.')
-    }
-    if (await s.meters.byIdentifier(ws, b.meter_identifier))
-      errs.add('meter_identifier', 'The meter_identifier has already been taken.')
-    errs.throwIfAny()
-
-    const fields = newMeter(b.meter_identifier, {
-      name: b.name ?? null,
-      unit: b.unit ?? null,
-      group_id: b.group_id ?? null,
-      rollover_max: b.rollover_max ?? null,
-      expected_interval_minutes: b.expected_interval_minutes ?? null,
-      pulse_weight: b.pulse_weight ?? null,
-      pulse_unit: b.pulse_unit ?? null,
-      profile_key: profile?.key ?? 'generic',
-      profile_version: profile?.version ?? 1,
-      profile_needs_review: profile === null,
-    })
-    const res = await s.meters.create(ws, fields, async () => {
-      const w = await s.tenants.getWorkspace(ws)
-      return (await s.meters.atPlanLimit(ws, w?.plan_meter_limit ?? null))
-        ? ('rejected_plan_limit' as const)
-        : null
-    })
-    if ('refused' in res)
-      throw apiError(
-        'PlanLimit',
-        'The workspace is at its plan meter limit; an owner must upgrade.',
-        {
-          reason: res.refused,
-        },
-      )
-    if (!res.created)
-      throw validationError({ meter_identifier: ['The meter_identifier has already been taken.'] })
-    const m = res.meter
-    await s.outbox.emit(ws, 'meter.created', {
-      meter: {
-        id: m.id,
-        identifier: m.meter_identifier,
-        name: m.name,
-        unit: m.unit,
-        group_id: m.group_id,
-      },
-    })
-    const changed = INTERPRETING.filter((k) => b[k] != null)
-    const [view] = await viewMeters(s, ws, [m])
-    return json(201, { data: view, warning: warning([...changed]) })
-  })
-
-  router.patch('/api/v1/meters/:meter', async (req) => {
-    const { workspaceId: ws } = await write(req)
-    const id = pathId(req, 'meter')
-    const m = await s.meters.byId(ws, id)
-    if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
-    const raw = body(req)
-    const unknown = rejectUnknown(raw, PATCH_KEYS)
-    if (Object.keys(unknown).length) throw validationError(unknown)
-    const b = check(PatchBody, raw)
-    const errs = new FieldErrorCollector()
-    const next: Meter = { ...m }
-    for (const k of PATCH_KEYS) if (k in b) (next as any)[k] = (b as any)[k]
-    if ((next.pulse_weight === null) !== (next.pulse_unit === null)) {
-      const k = 'pulse_weight' in b ? 'pulse_weight' : 'pulse_unit'
-      errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
-    }
-    // The meter's own family: its unit, or a pulse meter's pulse_unit (meterUnit).
-    const family = familyOf(meterUnit(next))
-    if (next.display_unit !== null && familyOf(next.display_unit) !== family) {
-      if ('display_unit' in b)
-        errs.add(
-          'display_unit',
-          family === null
-            ? 'The display_unit field needs a meter unit (or pulse_unit) to belong to.'
-            : `The display_unit must belong to the ${family} family of the meter's unit.`,
-        )
-      else next.display_unit = null // unit moved to another family: back to the canonical unit
-    }
-    if ('group_id' in b && b.group_id != null && !(await s.groups.get(ws, b.group_id)))
-      errs.add('group_id', 'The selected group_id is invalid.')
-    if (next.meter_identifier !== m.meter_identifier) {
-      const other = await s.meters.byIdentifier(ws, next.meter_identifier)
-      if (other && other.id !== m.id)
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'POST',
+      path: '/api/v1/meters',
+      summary: 'Create a meter',
+      ...WRITE,
+      body: CreateBody,
+      success: 201,
+    },
+    async (req, { workspaceId: ws }) => {
+      const raw = body(req)
+      const unknown = rejectUnknown(raw, CREATE_KEYS)
+      if ('display_unit' in raw)
+        unknown.display_unit = ['The display_unit field can only be set with PATCH.']
+      const errs = new FieldErrorCollector()
+      for (const [k, v] of Object.entries(unknown)) for (const m of v) errs.add(k, m)
+      errs.throwIfAny()
+      const b = check(CreateBody, raw)
+      if (((b.pulse_weight ?? null) === null) !== ((b.pulse_unit ?? null) === null)) {
+        const k = b.pulse_weight == null ? 'pulse_weight' : 'pulse_unit'
+        errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
+      }
+      if (b.group_id != null && !(await s.groups.get(ws, b.group_id)))
+        errs.add('group_id', 'The selected group_id is invalid.')
+      let profile = null
+      if (b.profile !== undefined) {
+        profile = await s.profiles.get(ws, b.profile)
+        if (!profile) errs.add('profile', 'The selected profile is invalid.')
+      }
+      if (await s.meters.byIdentifier(ws, b.meter_identifier))
         errs.add('meter_identifier', 'The meter_identifier has already been taken.')
-    }
-    errs.throwIfAny()
-    const changed = INTERPRETING.filter((k) => next[k] !== m[k])
-    await s.meters.save(next)
-    const [view] = await viewMeters(s, ws, [next])
-    return json(200, { data: view, warning: warning([...changed]) })
-  })
+      errs.throwIfAny()
 
-  router.delete('/api/v1/meters/:meter', async (req) => {
-    const { workspaceId: ws } = await write(req)
-    const id = pathId(req, 'meter')
-    const m = await s.meters.byId(ws, id)
-    if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
-    if (req.body.length === 0)
-      throw validationError({
-        confirm_meter_identifier: ['The confirm_meter_identifier field is required.'],
+      const fields = newMeter(b.meter_identifier, {
+        name: b.name ?? null,
+        unit: b.unit ?? null,
+        group_id: b.group_id ?? null,
+        rollover_max: b.rollover_max ?? null,
+        expected_interval_minutes: b.expected_interval_minutes ?? null,
+        pulse_weight: b.pulse_weight ?? null,
+        pulse_unit: b.pulse_unit ?? null,
+        profile_key: profile?.key ?? 'generic',
+        profile_version: profile?.version ?? 1,
+        profile_needs_review: profile === null,
       })
-    const b = check(DeleteBody, body(req))
-    if (b.confirm_meter_identifier !== m.meter_identifier)
-      throw validationError({
-        confirm_meter_identifier: [
-          "The confirm_meter_identifier must equal the meter's own identifier.",
-        ],
+      const res = await s.meters.create(ws, fields, async () => {
+        const w = await s.tenants.getWorkspace(ws)
+        return (await s.meters.atPlanLimit(ws, w?.plan_meter_limit ?? null))
+          ? ('rejected_plan_limit' as const)
+          : null
       })
-    const span = await meterReadingSpan(s.store, ws, m.id)
-    await s.meters.delete(m)
-    await purgeMeterData(s.store, ws, m.id)
-    return json(200, {
-      data: {
-        deleted: true,
-        id: m.id,
-        meter_identifier: m.meter_identifier,
-        readings_deleted: span.count,
-        readings_from: span.from,
-        readings_to: span.to,
-      },
-    })
-  })
+      if ('refused' in res)
+        throw apiError(
+          'PlanLimit',
+          'The workspace is at its plan meter limit; an owner must upgrade.',
+          {
+            reason: res.refused,
+          },
+        )
+      if (!res.created)
+        throw validationError({
+          meter_identifier: ['The meter_identifier has already been taken.'],
+        })
+      const m = res.meter
+      await s.outbox.emit(ws, 'meter.created', {
+        meter: {
+          id: m.id,
+          identifier: m.meter_identifier,
+          name: m.name,
+          unit: m.unit,
+          group_id: m.group_id,
+        },
+      })
+      const changed = INTERPRETING.filter((k) => b[k] != null)
+      const [view] = await viewMeters(s, ws, [m])
+      return json(201, { data: view, warning: warning([...changed]) })
+    },
+  )
+
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'PATCH',
+      path: '/api/v1/meters/:meter',
+      summary: 'Update a meter',
+      ...WRITE,
+      body: PatchBody,
+    },
+    async (req, { workspaceId: ws }) => {
+      const id = pathId(req, 'meter')
+      const m = await s.meters.byId(ws, id)
+      if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
+      const raw = body(req)
+      const unknown = rejectUnknown(raw, PATCH_KEYS)
+      if (Object.keys(unknown).length) throw validationError(unknown)
+      const b = check(PatchBody, raw)
+      const errs = new FieldErrorCollector()
+      const next: Meter = { ...m }
+      for (const k of PATCH_KEYS) if (k in b) (next as any)[k] = (b as any)[k]
+      if ((next.pulse_weight === null) !== (next.pulse_unit === null)) {
+        const k = 'pulse_weight' in b ? 'pulse_weight' : 'pulse_unit'
+        errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
+      }
+      // The meter's own family: its unit, or a pulse meter's pulse_unit (meterUnit).
+      const family = familyOf(meterUnit(next))
+      if (next.display_unit !== null && familyOf(next.display_unit) !== family) {
+        if ('display_unit' in b)
+          errs.add(
+            'display_unit',
+            family === null
+              ? 'The display_unit field needs a meter unit (or pulse_unit) to belong to.'
+              : `The display_unit must belong to the ${family} family of the meter's unit.`,
+          )
+        else next.display_unit = null // unit moved to another family: back to the canonical unit
+      }
+      if ('group_id' in b && b.group_id != null && !(await s.groups.get(ws, b.group_id)))
+        errs.add('group_id', 'The selected group_id is invalid.')
+      if (next.meter_identifier !== m.meter_identifier) {
+        const other = await s.meters.byIdentifier(ws, next.meter_identifier)
+        if (other && other.id !== m.id)
+          errs.add('meter_identifier', 'The meter_identifier has already been taken.')
+      }
+      errs.throwIfAny()
+      const changed = INTERPRETING.filter((k) => next[k] !== m[k])
+      await s.meters.save(next)
+      const [view] = await viewMeters(s, ws, [next])
+      return json(200, { data: view, warning: warning([...changed]) })
+    },
+  )
+
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'DELETE',
+      path: '/api/v1/meters/:meter',
+      summary: 'Delete a meter',
+      ...WRITE,
+      body: DeleteBody,
+    },
+    async (req, { workspaceId: ws }) => {
+      const id = pathId(req, 'meter')
+      const m = await s.meters.byId(ws, id)
+      if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
+      if (req.body.length === 0)
+        throw validationError({
+          confirm_meter_identifier: ['The confirm_meter_identifier field is required.'],
+        })
+      const b = check(DeleteBody, body(req))
+      if (b.confirm_meter_identifier !== m.meter_identifier)
+        throw validationError({
+          confirm_meter_identifier: [
+            "The confirm_meter_identifier must equal the meter's own identifier.",
+          ],
+        })
+      const span = await meterReadingSpan(s.store, ws, m.id)
+      await s.meters.delete(m)
+      await purgeMeterData(s.store, ws, m.id)
+      return json(200, {
+        data: {
+          deleted: true,
+          id: m.id,
+          meter_identifier: m.meter_identifier,
+          readings_deleted: span.count,
+          readings_from: span.from,
+          readings_to: span.to,
+        },
+      })
+    },
+  )
 }

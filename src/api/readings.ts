@@ -1,6 +1,8 @@
 // GET /api/v1/readings: raw rows, hourly/daily buckets (tz-aware, DST-correct) and derived
 // consumption (api-v1.md "GET /api/v1/readings"; exactness and limits in docs/query.md).
+import { Type } from '@sinclair/typebox'
 import { FieldErrorCollector, validationError } from '../errors.js'
+import type { QueryParam } from '../http/contract.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
 import { derivedConsumption } from '../query/consumption.js'
@@ -9,11 +11,39 @@ import { aggregateReadings, rawReadings } from '../store/readings-query.js'
 import { isoLocal, isValidTimeZone, offsetMs } from '../domain/time.js'
 import { displayUnitOf, fromCanonical, familyOf, meterUnit } from '../domain/units.js'
 import type { ApiDeps } from './deps.js'
+import { tokenRoute } from './route.js'
 import { exportFormat, exportReadings } from './readings-export.js'
 import type { Meter } from '../store/meters.js'
 
 const KINDS = ['consumption', 'saldo'] as const
 const AGGREGATES = ['raw', 'hourly', 'daily'] as const
+
+/** The time range and paging of a listing (query/params.ts reads them). */
+export const RANGE_QUERY: QueryParam[] = [
+  { name: 'from', schema: Type.String({ description: 'ISO 8601' }) },
+  { name: 'to', schema: Type.String({ description: 'ISO 8601' }) },
+  { name: 'page', schema: Type.Integer({ minimum: 1, default: 1 }) },
+  { name: 'per_page', schema: Type.Integer({ minimum: 1, default: 100 }) },
+]
+const READINGS_QUERY: QueryParam[] = [
+  { name: 'meter_id', schema: Type.Integer() },
+  { name: 'group_id', schema: Type.Integer() },
+  { name: 'kind', schema: Type.Union([Type.Literal('consumption'), Type.Literal('saldo')]) },
+  {
+    name: 'aggregate',
+    schema: Type.Union([Type.Literal('raw'), Type.Literal('hourly'), Type.Literal('daily')]),
+  },
+  { name: 'derive', schema: Type.Literal('consumption') },
+  { name: 'interpolate', schema: Type.Literal('linear') },
+  { name: 'tz', schema: Type.String({ description: 'IANA time zone' }) },
+  {
+    name: 'format',
+    schema: Type.Union(['json', 'csv', 'ndjson', 'parquet'].map((f) => Type.Literal(f))),
+    description:
+      'Export format (also by Accept: text/csv, application/x-ndjson, application/vnd.apache.parquet): the whole range streamed, no paging (docs/query.md "Exports")',
+  },
+  ...RANGE_QUERY,
+]
 
 /** Meters of the workspace, of one meter, or of a group's subtree; 422 for unknown ids. */
 export async function scopeMeters(
@@ -75,130 +105,142 @@ export function registerReadings(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'groups' | 'meters' | 'store' | 'tenants'>,
 ): void {
-  router.get('/api/v1/readings', async (req) => {
-    const { workspaceId: ws } = await s.auth.authenticate(req, { scope: 'data:read' })
-    const q = req.query
-    const errs = new FieldErrorCollector()
-    const meterId = intParam(q, 'meter_id', errs)
-    const groupId = intParam(q, 'group_id', errs)
-    if (q.has('meter_id') && q.has('group_id')) {
-      errs.add('meter_id', 'The meter_id and group_id fields are mutually exclusive.')
-      errs.add('group_id', 'The meter_id and group_id fields are mutually exclusive.')
-    }
-    const kind = enumParam(q, 'kind', KINDS, errs) ?? null
-    const aggregate = enumParam(q, 'aggregate', AGGREGATES, errs) ?? 'raw'
-    const derive = enumParam(q, 'derive', ['consumption'] as const, errs) ?? null
-    const interpolate = enumParam(q, 'interpolate', ['linear'] as const, errs) ?? null
-    let tz: string | null = null
-    const rawTz = q.get('tz')
-    if (rawTz !== null) {
-      if (isValidTimeZone(rawTz)) tz = rawTz
-      else errs.add('tz', 'The tz field must be a valid IANA time zone.')
-    }
-    if (derive) {
-      if (!q.has('meter_id'))
-        errs.add('meter_id', 'The meter_id field is required when derive is present.')
-      if (q.has('aggregate') && aggregate !== 'raw')
-        errs.add('aggregate', 'The aggregate field is not allowed with derive.')
-      if (kind === 'consumption')
-        errs.add('kind', 'derive=consumption is computed from saldo readings.')
-    } else if (q.has('interpolate'))
-      errs.add('interpolate', 'The interpolate field is only allowed with derive.')
-    const { page, perPage } = pageParams(q, errs)
-    const range = rangeParams(q, errs, s.clock.now(), tz)
-    errs.throwIfAny()
-    const { from, to } = range!
+  tokenRoute(
+    router,
+    s.auth,
+    {
+      method: 'GET',
+      path: '/api/v1/readings',
+      summary: 'Readings: raw, hourly or daily aggregates, or derived consumption',
+      scope: 'data:read',
+      query: READINGS_QUERY,
+    },
+    async (req, { workspaceId: ws }) => {
+      const q = req.query
+      const errs = new FieldErrorCollector()
+      const meterId = intParam(q, 'meter_id', errs)
+      const groupId = intParam(q, 'group_id', errs)
+      if (q.has('meter_id') && q.has('group_id')) {
+        errs.add('meter_id', 'The meter_id and group_id fields are mutually exclusive.')
+        errs.add('group_id', 'The meter_id and group_id fields are mutually exclusive.')
+      }
+      const kind = enumParam(q, 'kind', KINDS, errs) ?? null
+      const aggregate = enumParam(q, 'aggregate', AGGREGATES, errs) ?? 'raw'
+      const derive = enumParam(q, 'derive', ['consumption'] as const, errs) ?? null
+      const interpolate = enumParam(q, 'interpolate', ['linear'] as const, errs) ?? null
+      let tz: string | null = null
+      const rawTz = q.get('tz')
+      if (rawTz !== null) {
+        if (isValidTimeZone(rawTz)) tz = rawTz
+        else errs.add('tz', 'The tz field must be a valid IANA time zone.')
+      }
+      if (derive) {
+        if (!q.has('meter_id'))
+          errs.add('meter_id', 'The meter_id field is required when derive is present.')
+        if (q.has('aggregate') && aggregate !== 'raw')
+          errs.add('aggregate', 'The aggregate field is not allowed with derive.')
+        if (kind === 'consumption')
+          errs.add('kind', 'derive=consumption is computed from saldo readings.')
+      } else if (q.has('interpolate'))
+        errs.add('interpolate', 'The interpolate field is only allowed with derive.')
+      const { page, perPage } = pageParams(q, errs)
+      const range = rangeParams(q, errs, s.clock.now(), tz)
+      errs.throwIfAny()
+      const { from, to } = range!
 
-    const meters = await scopeMeters(s, ws, meterId, groupId)
-    const head = { aggregate, from: new Date(from).toISOString(), to: new Date(to).toISOString() }
-    // CSV, NDJSON, Parquet (format= or Accept): the same rows, streamed (readings-export.ts).
-    const format = exportFormat(req)
-    if (format)
-      return exportReadings(s, req, format, {
-        ws,
-        meters,
-        kind,
+      const meters = await scopeMeters(s, ws, meterId, groupId)
+      const head = { aggregate, from: new Date(from).toISOString(), to: new Date(to).toISOString() }
+      // CSV, NDJSON, Parquet (format= or Accept): the same rows, streamed (readings-export.ts).
+      const format = exportFormat(req)
+      if (format)
+        return exportReadings(s, req, format, {
+          ws,
+          meters,
+          kind,
+          aggregate,
+          derive,
+          interpolate,
+          tz,
+          from,
+          to,
+        })
+
+      if (derive) {
+        const rows = await derivedConsumption(s.store.sql, meters[0]!, from, to, interpolate)
+        const slice = rows.slice((page - 1) * perPage, page * perPage)
+        return json(200, {
+          ...head,
+          derive,
+          data: slice.map((r) => ({
+            ...r,
+            ...derivedDisplay(meters[0]!, r),
+            period_start: new Date(r.period_start).toISOString(),
+            period_end: new Date(r.period_end).toISOString(),
+            ...(tz
+              ? {
+                  period_start_local: isoLocal(r.period_start, offsetMs(tz, r.period_start)),
+                  period_end_local: isoLocal(r.period_end, offsetMs(tz, r.period_end)),
+                }
+              : {}),
+          })),
+          meta: meta(page, perPage, rows.length),
+        })
+      }
+
+      if (!meters.length) return json(200, { ...head, data: [], meta: meta(page, perPage, 0) })
+      const byId = new Map(meters.map((m) => [m.id, m]))
+      const filter = { ws, meterIds: meters.map((m) => m.id), kind, from, to }
+      const pg = { limit: perPage, offset: (page - 1) * perPage }
+
+      if (aggregate === 'raw') {
+        const { rows, total } = await rawReadings(s.store.sql, filter, tz, pg)
+        return json(200, {
+          ...head,
+          data: rows.map((r) => ({
+            meter_id: r.meter_id,
+            meter_identifier: byId.get(r.meter_id)?.meter_identifier ?? null,
+            kind: r.kind,
+            value: r.value,
+            unit: r.unit,
+            canonical_value: r.canonical_value,
+            canonical_unit: r.canonical_unit,
+            ...rawDisplay(byId.get(r.meter_id), r),
+            quality_flags: r.quality_flags.length ? r.quality_flags : null,
+            recorded_at: new Date(r.t).toISOString(),
+            ...(tz ? { recorded_at_local: isoLocal(r.t, r.off!) } : {}),
+          })),
+          meta: meta(page, perPage, total),
+        })
+      }
+
+      // Retention may prune readings older than now − retention_days at any time: those hours
+      // come from the raw readings, never from the rollup (docs/query.md).
+      const w = await s.tenants.getWorkspace(ws)
+      const rawBefore = w?.retention_days
+        ? s.clock.now() - w.retention_days * 86_400_000
+        : undefined
+      const { rows, total } = await aggregateReadings(
+        s.store.sql,
+        { ...filter, rawBefore, partsAware: !s.config.CLICKHOUSE_CLUSTER },
         aggregate,
-        derive,
-        interpolate,
         tz,
-        from,
-        to,
-      })
-
-    if (derive) {
-      const rows = await derivedConsumption(s.store.sql, meters[0]!, from, to, interpolate)
-      const slice = rows.slice((page - 1) * perPage, page * perPage)
-      return json(200, {
-        ...head,
-        derive,
-        data: slice.map((r) => ({
-          ...r,
-          ...derivedDisplay(meters[0]!, r),
-          period_start: new Date(r.period_start).toISOString(),
-          period_end: new Date(r.period_end).toISOString(),
-          ...(tz
-            ? {
-                period_start_local: isoLocal(r.period_start, offsetMs(tz, r.period_start)),
-                period_end_local: isoLocal(r.period_end, offsetMs(tz, r.period_end)),
-              }
-            : {}),
-        })),
-        meta: meta(page, perPage, rows.length),
-      })
-    }
-
-    if (!meters.length) return json(200, { ...head, data: [], meta: meta(page, perPage, 0) })
-    const byId = new Map(meters.map((m) => [m.id, m]))
-    const filter = { ws, meterIds: meters.map((m) => m.id), kind, from, to }
-    const pg = { limit: perPage, offset: (page - 1) * perPage }
-
-    if (aggregate === 'raw') {
-      const { rows, total } = await rawReadings(s.store.sql, filter, tz, pg)
+        pg,
+      )
       return json(200, {
         ...head,
         data: rows.map((r) => ({
+          bucket_start: r.bucket_start,
           meter_id: r.meter_id,
-          meter_identifier: byId.get(r.meter_id)?.meter_identifier ?? null,
           kind: r.kind,
-          value: r.value,
-          unit: r.unit,
-          canonical_value: r.canonical_value,
-          canonical_unit: r.canonical_unit,
-          ...rawDisplay(byId.get(r.meter_id), r),
-          quality_flags: r.quality_flags.length ? r.quality_flags : null,
-          recorded_at: new Date(r.t).toISOString(),
-          ...(tz ? { recorded_at_local: isoLocal(r.t, r.off!) } : {}),
+          reading_count: r.reading_count,
+          sum: r.sum,
+          min: r.min,
+          max: r.max,
+          avg: r.avg,
+          ...aggregateDisplay(byId.get(r.meter_id), r),
         })),
         meta: meta(page, perPage, total),
       })
-    }
-
-    // Retention may prune readings older than now − retention_days at any time: those hours
-    // come from the raw readings, never from the rollup (docs/query.md).
-    const w = await s.tenants.getWorkspace(ws)
-    const rawBefore = w?.retention_days ? s.clock.now() - w.retention_days * 86_400_000 : undefined
-    const { rows, total } = await aggregateReadings(
-      s.store.sql,
-      { ...filter, rawBefore, partsAware: !s.config.CLICKHOUSE_CLUSTER },
-      aggregate,
-      tz,
-      pg,
-    )
-    return json(200, {
-      ...head,
-      data: rows.map((r) => ({
-        bucket_start: r.bucket_start,
-        meter_id: r.meter_id,
-        kind: r.kind,
-        reading_count: r.reading_count,
-        sum: r.sum,
-        min: r.min,
-        max: r.max,
-        avg: r.avg,
-        ...aggregateDisplay(byId.get(r.meter_id), r),
-      })),
-      meta: meta(page, perPage, total),
-    })
-  })
+    },
+  )
 }

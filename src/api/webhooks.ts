@@ -3,12 +3,14 @@
 // "Webhook ingest endpoints"). Authentication is the endpoint's own token; an unknown
 // endpoint, a wrong token and a disabled endpoint all give the same 401 body.
 import crypto from 'node:crypto'
+import { Type } from '@sinclair/typebox'
 import { ApiError, apiError, type FieldErrors } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json, type HttpRequest } from '../http/types.js'
 import type { ItemStatus } from '../ingest/types.js'
 import { RejectionTally } from '../ingest/rejections.js'
 import type { ApiDeps } from './deps.js'
+import { ReportResult } from './report.js'
 import { mapDelivery } from '../webhooks/map-delivery.js'
 import { missingField } from '../webhooks/mapping.js'
 import { hashWebhookToken } from '../webhooks/repo.js'
@@ -41,7 +43,17 @@ export function registerWebhookIngest(
   router: Router,
   s: Pick<ApiDeps, 'config' | 'coord' | 'ingest' | 'log' | 'outbox' | 'webhooks'>,
 ): void {
-  router.post('/api/v1/webhooks/:endpoint', async (req) => {
+  const contract = {
+    method: 'POST',
+    path: '/api/v1/webhooks/:endpoint',
+    summary: 'Webhook ingest: foreign JSON mapped onto readings by the endpoint mapping',
+    auth: 'webhook',
+    body: Type.Unknown(),
+    bodyByHand: true,
+    response: ReportResult,
+  } as const
+  // The endpoint's token is checked here, after the per-IP rate limit.
+  router.route(contract, async (req) => {
     const rl = await s.coord.take(`rl:webhook-ip:${req.ip}`, WEBHOOK_RATE_PER_MINUTE, 60_000)
     req.responseHeaders['x-ratelimit-limit'] = String(WEBHOOK_RATE_PER_MINUTE)
     req.responseHeaders['x-ratelimit-remaining'] = String(

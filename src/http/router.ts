@@ -1,6 +1,8 @@
 // A small path router: static segments and `:param` segments. We route ourselves (one uWS
 // `any('/*')` handler) so that an unknown path is a JSON 404 and a known path with the
-// wrong method is a JSON 405 with `Allow`, which uWS's own router cannot tell apart.
+// wrong method is a JSON 405 with `Allow`, which uWS's own router cannot tell apart. Each
+// route keeps its contract (contract.ts), the one description of it the rest is made from.
+import type { RouteContract } from './contract.js'
 import type { HttpRequest, HttpResponse } from './types.js'
 
 export type Handler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse
@@ -15,6 +17,7 @@ interface Route {
   segments: string[]
   handler: Handler
   options: RouteOptions
+  contract?: RouteContract
 }
 
 export type RouteMatch =
@@ -22,9 +25,24 @@ export type RouteMatch =
   | { kind: 'method_not_allowed'; allowed: string[] }
   | { kind: 'not_found' }
 
+export interface ListedRoute {
+  method: string
+  pattern: string
+  contract?: RouteContract
+}
+
 export class Router {
   private readonly routes: Route[] = []
 
+  /** A route described by its contract: method, path, auth, schemas, CLI command. */
+  route(contract: RouteContract, handler: Handler): this {
+    const { method, path, maxBodyBytes } = contract
+    const options = maxBodyBytes === undefined ? {} : { maxBodyBytes }
+    this.routes.push({ method, segments: split(path), handler, options, contract })
+    return this
+  }
+
+  /** A route without a contract (tests); the OpenAPI document marks it undocumented. */
   add(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): this {
     this.routes.push({ method: method.toUpperCase(), segments: split(pattern), handler, options })
     return this
@@ -36,9 +54,13 @@ export class Router {
   patch = (p: string, h: Handler, o?: RouteOptions) => this.add('PATCH', p, h, o)
   delete = (p: string, h: Handler, o?: RouteOptions) => this.add('DELETE', p, h, o)
 
-  /** Every registered (method, pattern), for the OpenAPI completeness test. */
-  list(): { method: string; pattern: string }[] {
-    return this.routes.map((r) => ({ method: r.method, pattern: '/' + r.segments.join('/') }))
+  /** Every registered route with its contract: the source of the OpenAPI document. */
+  list(): ListedRoute[] {
+    return this.routes.map((r) => ({
+      method: r.method,
+      pattern: '/' + r.segments.join('/'),
+      ...(r.contract ? { contract: r.contract } : {}),
+    }))
   }
 
   match(method: string, path: string): RouteMatch {

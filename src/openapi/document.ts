@@ -1,10 +1,12 @@
-// OpenAPI 3.1 from the router's routes (router.list()) and the route table (routes.ts).
-// TypeBox schemas are JSON Schema 2020-12, which OpenAPI 3.1 takes as is; a route the
-// table does not know is still listed, marked `x-undocumented` (the test refuses those).
+// OpenAPI 3.1 from the router's routes (router.list()) and the contract each was registered
+// with (http/contract.ts). TypeBox schemas are JSON Schema 2020-12, which OpenAPI 3.1 takes
+// as is; a route without a contract is still listed, marked `x-undocumented` (the test
+// refuses those).
 import type { TSchema } from '@sinclair/typebox'
 import { ErrorTable } from '../errors.js'
+import type { Auth, RouteContract } from '../http/contract.js'
+import type { ListedRoute } from '../http/router.js'
 import { StreamAnswer, StreamMessage } from '../stream/protocol.js'
-import { ROUTES, type RouteDoc } from './routes.js'
 
 type Json = Record<string, unknown>
 
@@ -24,7 +26,7 @@ const ErrorBody: Json = {
   },
 }
 
-const SECURITY: Record<RouteDoc['auth'], Json[]> = {
+const SECURITY: Record<Auth, Json[]> = {
   token: [{ apiToken: [] }],
   admin: [{ adminToken: [] }],
   webhook: [{ webhookToken: [] }, { webhookTokenHeader: [] }],
@@ -35,7 +37,9 @@ export function toOpenApiPath(pattern: string): string {
   return pattern.replace(/:([A-Za-z_]\w*)/g, '{$1}')
 }
 
-function errorResponses(doc: RouteDoc | undefined): Json {
+function errorResponses(
+  doc: Pick<RouteContract, 'auth' | 'scope' | 'body' | 'query'> | undefined,
+): Json {
   const out: Json = {}
   const add = (status: number, description: string) =>
     (out[String(status)] = {
@@ -51,11 +55,11 @@ function errorResponses(doc: RouteDoc | undefined): Json {
   return out
 }
 
-export function buildOpenApi(routes: { method: string; pattern: string }[]): Json {
+export function buildOpenApi(routes: ListedRoute[]): Json {
   const paths: Record<string, Record<string, Json>> = {}
   for (const r of routes) {
     const path = toOpenApiPath(r.pattern)
-    const doc = ROUTES[`${r.method} ${path}`]
+    const doc = r.contract
     const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: 'path',
@@ -109,7 +113,7 @@ export function buildOpenApi(routes: { method: string; pattern: string }[]): Jso
       'x-websocket': { message: plain(StreamMessage), answer: plain(StreamAnswer) },
       responses: {
         '101': { description: 'Switching Protocols' },
-        ...errorResponses({ summary: '', auth: 'token', scope: 'data:report' }),
+        ...errorResponses({ auth: 'token', scope: 'data:report' }),
       },
     },
   }
