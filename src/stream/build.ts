@@ -13,6 +13,7 @@
 import uWS from 'uWebSockets.js'
 import { apiError } from '../errors.js'
 import type { Authenticator } from '../http/auth.js'
+import { statusLine } from '../http/status.js'
 import type { Ingest } from '../ingest/types.js'
 import type { Part } from '../lifecycle.js'
 import type { Base } from '../store/base.js'
@@ -32,14 +33,6 @@ export interface StreamEndpoint extends Part {
 export interface StreamDeps extends Pick<Base, 'config' | 'log'> {
   auth: Authenticator
   ingest: Ingest
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  401: '401 Unauthorized',
-  403: '403 Forbidden',
-  429: '429 Too Many Requests',
-  500: '500 Internal Server Error',
-  503: '503 Service Unavailable',
 }
 
 export function buildStream(s: StreamDeps, overrides: Partial<StreamLimits> = {}): StreamEndpoint {
@@ -106,7 +99,7 @@ export function buildStream(s: StreamDeps, overrides: Partial<StreamLimits> = {}
       if (aborted) return
       const a = reply.fromError(null, err)
       res.cork(() => {
-        res.writeStatus(STATUS_TEXT[a.status] ?? String(a.status))
+        res.writeStatus(statusLine(a.status))
         res.writeHeader('content-type', 'application/json')
         res.end(JSON.stringify(a.body))
       })
