@@ -14,23 +14,22 @@ import { registerPresetAdmin } from './presets.js'
 import { registerMqttAdmin } from './mqtt.js'
 import { registerSqlAccessAdmin } from './sql-access.js'
 import { registerDecodeAdmin } from './decode.js'
-import { registerQuarantineAdmin } from './quarantine.js'
 
 /** Every /admin/v1 route group. */
 export function registerAdmin(router: Router, s: AdminDeps): void {
+  // In the order of `meterflow help`, whose command table follows the routes (openapi/cli.ts).
   registerTenantAdmin(router, s)
-  registerSchedulerAdmin(router, s)
   registerWebhookAdmin(router, s)
-  registerMeterAdmin(router, s)
+  registerPresetAdmin(router, s)
+  registerMqttAdmin(router, s)
+  registerEventAdmin(router, s)
+  registerMeterAdmin(router, s) // with the key quarantine
   registerProfileAdmin(router, s)
   registerAlertAdmin(router, s)
   registerImportAdmin(router, s)
   registerTransferAdmin(router, s)
+  registerSchedulerAdmin(router, s)
   registerJobAdmin(router, s)
-  registerEventAdmin(router, s)
-  registerPresetAdmin(router, s)
-  registerMqttAdmin(router, s)
   registerSqlAccessAdmin(router, s)
   registerDecodeAdmin(router, s)
-  registerQuarantineAdmin(router, s)
 }

@@ -14,6 +14,7 @@ import { insertExchange, listExchanges } from '../store/exchanges.js'
 import { latestStatuses } from '../store/status.js'
 import { parseIso } from '../webhooks/mapping.js'
 import { adminRoute, idParam, notFound } from './guard.js'
+import { registerQuarantineAdmin } from './quarantine.js'
 
 export const LifecycleBody = Type.Object(
   { state: Type.Union(LIFECYCLE_STATES.map((s) => Type.Literal(s))) },
@@ -159,6 +160,9 @@ export function registerMeterAdmin(
       return json(200, { data: replay ? { ...data, replay } : data })
     },
   )
+
+  // What the key PUT above would replay (the CLI lists it next to meters:wmbus-key).
+  registerQuarantineAdmin(router, s)
 
   adminRoute(
     router,
