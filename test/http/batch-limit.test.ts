@@ -1,7 +1,7 @@
 // Our own limit on /reportData: at most MAX_BATCH_ITEMS readings per batch (default 10,000);
 // beyond it the whole batch is a 422 whose errors name `readings`, and nothing is stored.
 import t from 'tap'
-import { startTestServer, type TestServer } from './helpers/server.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let s: TestServer = await startTestServer()
 t.teardown(() => s.close())

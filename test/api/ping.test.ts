@@ -2,8 +2,8 @@
 // ever_ran:false when SCHEDULER=off and nothing ever ran, `ok` after a run, stale after three
 // missed intervals; then the same data dir restarted with SCHEDULER=on records its own runs.
 import t from 'tap'
-import { ManualClock } from '../src/clock.js'
-import { startTestServer, type TestServer } from './helpers/server.js'
+import { ManualClock } from '../../src/clock.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 
 const INTERVAL_S = 60
 const clock = new ManualClock(Date.UTC(2026, 10, 1, 12, 0, 0))

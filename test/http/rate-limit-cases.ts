@@ -1,11 +1,11 @@
-// Rate-limit cases shared by the in-process run (foundation.auth.test.ts) and the Redis run
-// (foundation.redis.test.ts): 60 requests per minute per token by default, the token's own
+// Rate-limit cases shared by the in-process run (test/http/auth.test.ts) and the Redis run
+// (test/coord/app-redis.test.ts): 60 requests per minute per token by default, the token's own
 // rate_limit_per_minute where set, X-RateLimit-* headers on every token-authenticated answer,
 // 429 {message} past the limit, and a fresh allowance in the next minute.
 import type { Test } from 'tap'
-import type { ManualClock } from '../src/clock.js'
-import { json } from '../src/http/types.js'
-import type { TestServer } from './helpers/server.js'
+import type { ManualClock } from '../../src/clock.js'
+import { json } from '../../src/http/types.js'
+import type { TestServer } from '../helpers/server.js'
 
 export async function makeToken(
   s: TestServer,

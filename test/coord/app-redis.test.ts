@@ -2,15 +2,15 @@
 // in-process run, against a real redis-server on a free port; plus Redis going away
 // (503 {message}, never a 500 or a hang) and coming back.
 import t from 'tap'
-import { ManualClock } from '../src/clock.js'
-import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from './helpers/redis.js'
-import { startTestServer } from './helpers/server.js'
+import { ManualClock } from '../../src/clock.js'
+import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
+import { startTestServer } from '../helpers/server.js'
 import {
   addProbeRoutes,
   freshMinute,
   makeToken,
   rateLimitCases,
-} from './foundation.rate-limit-cases.js'
+} from '../http/rate-limit-cases.js'
 
 if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)

@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { startTestServer, type TestServer } from './helpers/server.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let s: TestServer = await startTestServer()
 const dataDir = s.dataDir

@@ -2,7 +2,7 @@
 // `from` belongs to the window holding its end, so two windows add up to the window covering
 // both (docs/derive.md, "Window").
 import t from 'tap'
-import { insertReadings } from '../query/helpers.js'
+import { insertReadings } from './helpers.js'
 import { startTestServer } from '../helpers/server.js'
 
 const s = await startTestServer()

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { request, startTestServer, tmpDataDir } from './helpers/server.js'
+import { request, startTestServer, tmpDataDir } from '../helpers/server.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const dataDir = tmpDataDir()

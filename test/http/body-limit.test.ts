@@ -1,7 +1,7 @@
 // Own file: chDB allows one data directory per process, and this needs a server with a
 // small body limit.
 import t from 'tap'
-import { startTestServer } from './helpers/server.js'
+import { startTestServer } from '../helpers/server.js'
 
 const s = await startTestServer({ MAX_BODY_BYTES: '1024' })
 t.teardown(() => s.close())

@@ -1,14 +1,14 @@
 // Token authentication and rate limits with in-process coordination (the embedded default).
 // A ManualClock drives token expiry and the rate-limit windows, so nothing sleeps.
 import t from 'tap'
-import { ManualClock } from '../src/clock.js'
-import { startTestServer } from './helpers/server.js'
+import { ManualClock } from '../../src/clock.js'
+import { startTestServer } from '../helpers/server.js'
 import {
   addProbeRoutes,
   freshMinute,
   makeToken,
   rateLimitCases,
-} from './foundation.rate-limit-cases.js'
+} from '../http/rate-limit-cases.js'
 
 const clock = new ManualClock()
 // In cluster mode too: this file is about in-process coordination (the store may be a server).

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { request, tmpDataDir } from './helpers/server.js'
+import { request, tmpDataDir } from '../helpers/server.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const dataDir = tmpDataDir()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startTestServer } from './helpers/server.js'
+import { startTestServer } from '../helpers/server.js'
 
 const s = await startTestServer()
 t.teardown(() => s.close())
