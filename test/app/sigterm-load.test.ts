@@ -9,7 +9,7 @@ import path from 'node:path'
 import t from 'tap'
 import { request, startTestServer, tmpDataDir } from '../helpers/server.js'
 
-const root = path.resolve(import.meta.dirname, '..')
+const root = path.resolve(import.meta.dirname, '../..')
 const dataDir = tmpDataDir()
 t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
 
