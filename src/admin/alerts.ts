@@ -56,10 +56,10 @@ export function registerAlertAdmin(
         summary: 'Create an alert rule (no_data, status, quality).',
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
-      const b = check(RuleBase, req.json())
+      const b = checkBody()
       const raw = b.params ?? {}
       const schema =
         b.type === 'no_data' ? NoDataParams : b.type === 'status' ? StatusParams : QualityParams
@@ -116,10 +116,10 @@ export function registerAlertAdmin(
       body: ResolveBody,
       cli: { name: 'alerts:resolve', summary: 'Resolve an alert.', param: 'alert', fields: [] },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const id = idParam(req, 'id')
       const a = (await repo.get(id)) ?? notFound('alert', id)
-      const b = req.body.length ? check(ResolveBody, req.json()) : {}
+      const b = req.body.length ? checkBody() : {}
       const rule = (await repo.rules(a.workspace_id)).find((r) => r.id === a.rule_id) ?? null
       if (a.state === 'resolved') return json(200, { data: alertView(a, rule) })
       const meter = await s.meters.byId(a.workspace_id, a.meter_id)

@@ -5,7 +5,6 @@ import { Type } from '@sinclair/typebox'
 import { validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import { analyzeTelegram } from '../decode/analyze.js'
 import type { AdminDeps } from './deps.js'
 import { adminRoute } from './guard.js'
@@ -31,8 +30,8 @@ export function registerDecodeAdmin(router: Router, s: Pick<AdminDeps, 'adminTok
         'Analyze a wM-Bus telegram: layers, security, records, register or the failing layer',
       body: DecodeBody,
     },
-    async (req) => {
-      const b = check(DecodeBody, req.json())
+    async (req, { checkBody }) => {
+      const b = checkBody()
       const telegram = b.telegram.replace(/[\s_|#]/g, '') // separators as in logged telegrams
       if (!/^[0-9a-fA-F]+$/.test(telegram))
         throw validationError({ telegram: ['The telegram field must be hexadecimal.'] })

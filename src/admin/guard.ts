@@ -1,24 +1,36 @@
 import { apiError } from '../errors.js'
 import { checkAdmin } from '../http/auth.js'
-import type { RouteContract } from '../http/contract.js'
-import type { Handler, Router } from '../http/router.js'
-import type { HttpRequest } from '../http/types.js'
+import type { TSchema } from '@sinclair/typebox'
+import { routeContext, type RouteContext, type RouteContract } from '../http/contract.js'
+import type { Router } from '../http/router.js'
+import type { HttpRequest, HttpResponse } from '../http/types.js'
 import type { AdminDeps } from './deps.js'
 
 /** An admin route's contract: its path is below /admin/v1, its auth the admin token. */
-export type AdminContract = Omit<RouteContract, 'auth' | 'scope' | 'groupsManage'>
+export type AdminContract<B extends TSchema> = Omit<
+  RouteContract,
+  'auth' | 'scope' | 'groupsManage' | 'body'
+> & { body?: B }
 
-/** Registers an admin route: the admin bearer token is checked before the handler runs. */
-export function adminRoute(
+export type AdminHandler<B extends TSchema> = (
+  req: HttpRequest,
+  ctx: RouteContext<B>,
+) => Promise<HttpResponse> | HttpResponse
+
+/**
+ * Registers an admin route: the admin bearer token is checked before the handler runs, and
+ * the handler checks its body with the contract's schema (ctx.checkBody).
+ */
+export function adminRoute<B extends TSchema = TSchema>(
   router: Router,
   s: Pick<AdminDeps, 'adminToken'>,
-  contract: AdminContract,
-  handler: Handler,
+  contract: AdminContract<B>,
+  handler: AdminHandler<B>,
 ): void {
   const declared: RouteContract = { ...contract, path: `/admin/v1${contract.path}`, auth: 'admin' }
   router.route(declared, (req) => {
     checkAdmin(req, s.adminToken)
-    return handler(req)
+    return handler(req, routeContext(contract, req))
   })
 }
 

@@ -3,7 +3,6 @@ import { Type } from '@sinclair/typebox'
 import { validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import { backfillReadingQuality } from '../jobs/backfill.js'
 import type { AdminDeps } from './deps.js'
 import { adminRoute } from './guard.js'
@@ -34,8 +33,8 @@ export function registerJobAdmin(
         fields: ['workspace=workspace_id', 'meter=meter_id'],
       },
     },
-    async (req) => {
-      const b = req.body.length ? check(BackfillBody, req.json()) : {}
+    async (req, { checkBody }) => {
+      const b = req.body.length ? checkBody() : {}
       if (b.workspace_id !== undefined && !(await s.tenants.getWorkspace(b.workspace_id)))
         throw validationError({ workspace_id: [`No workspace ${b.workspace_id}.`] })
       if (b.meter_id !== undefined) {

@@ -4,7 +4,6 @@ import { Type } from '@sinclair/typebox'
 import { apiError, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import { meterView } from '../api/meter-view.js'
 import { backfillMeter } from '../jobs/backfill.js'
 import { replayQuarantine } from '../jobs/key-replay.js'
@@ -74,9 +73,9 @@ export function registerMeterAdmin(
         summary: "Set a meter's lifecycle state (active, removed, archived, ...).",
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
-      const b = check(LifecycleBody, req.json())
+      const b = checkBody()
       const next: Meter =
         b.state === m.lifecycle_state
           ? m
@@ -115,9 +114,9 @@ export function registerMeterAdmin(
       body: ProfileBody,
       cli: { name: 'meters:profile', summary: 'Assign and confirm a device profile.' },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
-      const b = check(ProfileBody, req.json())
+      const b = checkBody()
       const latest = await s.profiles.get(m.workspace_id, b.key)
       if (!latest)
         throw validationError({ key: [`No profile with key ${b.key} in this workspace.`] })
@@ -149,9 +148,9 @@ export function registerMeterAdmin(
           'Store (32 hex chars) or clear ("null") the wM-Bus AES key; storing one replays the quarantined telegrams.',
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
-      const b = check(WmbusKeyBody, req.json())
+      const b = checkBody()
       const next: Meter = { ...m, wmbus_key: b.key === null ? null : b.key.toLowerCase() }
       await s.meters.save(next)
       // telegrams quarantined for want of this key go through ingest now (jobs/key-replay.ts)
@@ -175,9 +174,9 @@ export function registerMeterAdmin(
       success: 201,
       cli: { name: 'meters:exchange', summary: 'Record a meter exchange.' },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
-      const b = check(ExchangeBody, req.json())
+      const b = checkBody()
       const t = parseIso(b.exchanged_at)
       if (t === null)
         throw validationError({

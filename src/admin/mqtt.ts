@@ -5,7 +5,6 @@ import { Type } from '@sinclair/typebox'
 import { FieldErrorCollector } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import type { MqttStatus } from '../mqtt/status.js'
 import { mappingOrPreset } from '../presets/resolve.js'
 import type { AdminDeps } from './deps.js'
@@ -128,10 +127,10 @@ export function registerMqttAdmin(
         ],
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-      const b = check(MqttSubscriptionCreate, req.json())
+      const b = checkBody()
       checkConnection(b)
       const mapping = compileMapping(mappingOrPreset(b)).def
       const id = await mq().repo.nextId()
@@ -215,9 +214,9 @@ export function registerMqttAdmin(
         ],
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const cur = await subscription(idParam(req, 'id'))
-      const b = check(MqttSubscriptionPatch, req.json())
+      const b = checkBody()
       checkConnection(b)
       const next = { ...cur }
       if (b.mapping !== undefined || b.preset !== undefined)

@@ -5,7 +5,6 @@ import { Type } from '@sinclair/typebox'
 import { FieldErrorCollector } from '../errors.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { AdminDeps } from './deps.js'
 import { BUILTIN_PROFILES, type Profile } from '../store/profiles.js'
@@ -85,10 +84,10 @@ export function registerProfileAdmin(
         summary: 'Create a device profile (an existing key makes a new version).',
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
-      const b = check(ProfileCreate, req.json())
+      const b = checkBody()
       const errs = new FieldErrorCollector()
       if (BUILTIN_PROFILES.some((p) => p.key === b.key))
         errs.add('key', `The key ${b.key} is a built-in profile and cannot be redefined.`)

@@ -6,7 +6,6 @@ import { apiError, validationError } from '../errors.js'
 import { hashToken, SCOPES } from '../http/auth.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 
@@ -71,8 +70,8 @@ export function registerTenantAdmin(
       success: 201,
       cli: { name: 'workspaces:create', summary: 'Create a workspace (tenant).' },
     },
-    async (req) => {
-      const b = check(WorkspaceCreate, req.json())
+    async (req, { checkBody }) => {
+      const b = checkBody()
       const w = await tenants.createWorkspace({
         name: b.name,
         plan_meter_limit: b.plan_meter_limit ?? null,
@@ -121,9 +120,9 @@ export function registerTenantAdmin(
         summary: 'Change name, plan meter limit, provisioning cap or retention.',
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const w = await workspace(idParam(req, 'ws'))
-      const b = check(WorkspacePatch, req.json())
+      const b = checkBody()
       const next = { ...w, ...b }
       await tenants.saveWorkspace(next)
       await s.coord.publish('invalidate', 'workspace').catch(() => {})
@@ -142,9 +141,9 @@ export function registerTenantAdmin(
       success: 201,
       cli: { name: 'users:create', summary: 'Add a member (e.g. --permissions groups.manage).' },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const w = await workspace(idParam(req, 'ws'))
-      const b = check(UserCreate, req.json())
+      const b = checkBody()
       // One user per e-mail address in a workspace (compared case-insensitively). The lease
       // makes check-then-create atomic across instances; a concurrent POST of the same
       // address is the duplicate.
@@ -198,10 +197,10 @@ export function registerTenantAdmin(
         summary: 'Change owner flag or permissions (takes effect on tokens at once).',
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const id = idParam(req, 'user')
       const u = (await tenants.getUser(id)) ?? notFound('user', id)
-      const b = check(UserPatch, req.json())
+      const b = checkBody()
       const next = {
         ...u,
         ...b,
@@ -236,9 +235,9 @@ export function registerTenantAdmin(
         ],
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const w = await workspace(idParam(req, 'ws'))
-      const b = check(TokenCreate, req.json())
+      const b = checkBody()
       const user = await tenants.getUser(b.user_id)
       if (!user || user.workspace_id !== w.id)
         throw validationError({ user_id: ['The user_id must name a user of this workspace.'] })

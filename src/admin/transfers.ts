@@ -4,7 +4,6 @@ import { validationError } from '../errors.js'
 import { isPrivateTarget } from '../events/targets.js'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import { parseCron, TransferRepo, transferView } from '../scheduler/transfers.js'
 import type { AdminDeps } from './deps.js'
 import { adminRoute, idParam, notFound } from './guard.js'
@@ -44,10 +43,10 @@ export function registerTransferAdmin(
         fields: ['url', 'cron', 'group=group_id:int'],
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
-      const b = check(TransferCreate, req.json())
+      const b = checkBody()
       let url: URL | null = null
       try {
         url = new URL(b.url)

@@ -3,7 +3,6 @@
 import { Type } from '@sinclair/typebox'
 import type { Router } from '../http/router.js'
 import { json } from '../http/types.js'
-import { check } from '../validate.js'
 import type { AdminDeps } from './deps.js'
 import { mappingOrPreset } from '../presets/resolve.js'
 import { compileMapping } from '../webhooks/mapping.js'
@@ -69,10 +68,10 @@ export function registerWebhookAdmin(
         fields: ['mapping', 'preset', 'name:string', 'enabled'],
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-      const b = check(EndpointCreate, req.json())
+      const b = checkBody()
       const mapping = compileMapping(mappingOrPreset(b))
       const token = newWebhookToken()
       const ep = await repo().save({
@@ -125,9 +124,9 @@ export function registerWebhookAdmin(
         fields: ['enabled', 'mapping', 'preset'],
       },
     },
-    async (req) => {
+    async (req, { checkBody }) => {
       const ep = await endpoint(req.params.id ?? '')
-      const b = check(EndpointPatch, req.json())
+      const b = checkBody()
       const next = { ...ep }
       if (b.mapping !== undefined || b.preset !== undefined)
         next.mapping = compileMapping(mappingOrPreset(b)).def

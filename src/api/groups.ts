@@ -7,7 +7,7 @@ import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
-import { check, rejectUnknown } from '../validate.js'
+import { rejectUnknown } from '../validate.js'
 import { intParam } from '../query/params.js'
 import type { ApiDeps } from './deps.js'
 import type { MeterGroup } from '../store/groups.js'
@@ -119,8 +119,8 @@ export function registerGroups(
       body: CreateBody,
       success: 201,
     },
-    async (req, { workspaceId: ws }) => {
-      const b = check(CreateBody, objectBody(req, ['name', 'parent_id']))
+    async (req, { workspaceId: ws }, { checkBody }) => {
+      const b = checkBody(objectBody(req, ['name', 'parent_id']))
       return serialized(s, ws, async () => {
         const all = await s.groups.list(ws)
         const parentId = b.parent_id ?? null
@@ -153,9 +153,9 @@ export function registerGroups(
       ...WRITE,
       body: PatchBody,
     },
-    async (req, { workspaceId: ws }) => {
+    async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'group')
-      const b = check(PatchBody, objectBody(req, ['name', 'parent_id']))
+      const b = checkBody(objectBody(req, ['name', 'parent_id']))
       return serialized(s, ws, async () => {
         const all = await s.groups.list(ws)
         const g = all.find((x) => x.id === id)

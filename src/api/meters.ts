@@ -6,7 +6,7 @@ import { apiError, FieldErrorCollector, validationError } from '../errors.js'
 import type { Router } from '../http/router.js'
 import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
-import { check, rejectUnknown } from '../validate.js'
+import { rejectUnknown } from '../validate.js'
 import { meterReadingSpan, purgeMeterData } from '../store/meter-data.js'
 import { UNITS, familyOf, meterUnit } from '../domain/units.js'
 import type { ApiDeps } from './deps.js'
@@ -139,7 +139,7 @@ export function registerMeters(
       body: CreateBody,
       success: 201,
     },
-    async (req, { workspaceId: ws }) => {
+    async (req, { workspaceId: ws }, { checkBody }) => {
       const raw = body(req)
       const unknown = rejectUnknown(raw, CREATE_KEYS)
       if ('display_unit' in raw)
@@ -147,7 +147,7 @@ export function registerMeters(
       const errs = new FieldErrorCollector()
       for (const [k, v] of Object.entries(unknown)) for (const m of v) errs.add(k, m)
       errs.throwIfAny()
-      const b = check(CreateBody, raw)
+      const b = checkBody(raw)
       if (((b.pulse_weight ?? null) === null) !== ((b.pulse_unit ?? null) === null)) {
         const k = b.pulse_weight == null ? 'pulse_weight' : 'pulse_unit'
         errs.add(k, 'The pulse_weight and pulse_unit fields must be set together or not at all.')
@@ -219,14 +219,14 @@ export function registerMeters(
       ...WRITE,
       body: PatchBody,
     },
-    async (req, { workspaceId: ws }) => {
+    async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'meter')
       const m = await s.meters.byId(ws, id)
       if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
       const raw = body(req)
       const unknown = rejectUnknown(raw, PATCH_KEYS)
       if (Object.keys(unknown).length) throw validationError(unknown)
-      const b = check(PatchBody, raw)
+      const b = checkBody(raw)
       const errs = new FieldErrorCollector()
       const next: Meter = { ...m }
       for (const k of PATCH_KEYS) if (k in b) (next as any)[k] = (b as any)[k]
@@ -271,7 +271,7 @@ export function registerMeters(
       ...WRITE,
       body: DeleteBody,
     },
-    async (req, { workspaceId: ws }) => {
+    async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'meter')
       const m = await s.meters.byId(ws, id)
       if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
@@ -279,7 +279,7 @@ export function registerMeters(
         throw validationError({
           confirm_meter_identifier: ['The confirm_meter_identifier field is required.'],
         })
-      const b = check(DeleteBody, body(req))
+      const b = checkBody(body(req))
       if (b.confirm_meter_identifier !== m.meter_identifier)
         throw validationError({
           confirm_meter_identifier: [

@@ -1,24 +1,31 @@
 // Registers a /api/v1 route authenticated by an API token, from its contract: the token, its
 // rate limit, the contract's scope and, for master-data writes, the creator's groups.manage
-// are checked before the handler runs, which gets the authenticated principal.
+// are checked before the handler runs, which gets the authenticated principal and checks
+// its body with the contract's schema (ctx.checkBody).
+import type { TSchema } from '@sinclair/typebox'
 import type { Authenticator, Principal } from '../http/auth.js'
-import type { RouteContract } from '../http/contract.js'
+import { routeContext, type RouteContext, type RouteContract } from '../http/contract.js'
 import type { Router } from '../http/router.js'
 import type { HttpRequest, HttpResponse } from '../http/types.js'
 
-export type TokenHandler = (
+export type TokenHandler<B extends TSchema> = (
   req: HttpRequest,
   principal: Principal,
+  ctx: RouteContext<B>,
 ) => Promise<HttpResponse> | HttpResponse
 
-export function tokenRoute(
+export function tokenRoute<B extends TSchema = TSchema>(
   router: Router,
   auth: Authenticator,
-  contract: Omit<RouteContract, 'auth'>,
-  handler: TokenHandler,
+  contract: Omit<RouteContract, 'auth' | 'body'> & { body?: B },
+  handler: TokenHandler<B>,
 ): void {
   const { scope, groupsManage } = contract
   router.route({ ...contract, auth: 'token' }, async (req) =>
-    handler(req, await auth.authenticate(req, { scope, groupsManage })),
+    handler(
+      req,
+      await auth.authenticate(req, { scope, groupsManage }),
+      routeContext(contract, req),
+    ),
   )
 }

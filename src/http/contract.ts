@@ -1,8 +1,11 @@
 // What a route promises, declared once beside its handler (as fastify's route `schema`):
-// the router keeps it, the route wrappers enforce its auth from it, the OpenAPI document is
-// generated from it (src/openapi), and so is the CLI's command table (bin/commands.json).
-import type { TSchema } from '@sinclair/typebox'
+// the router keeps it, the route wrappers enforce its auth from it and check bodies with its
+// schema, the OpenAPI document is generated from it (src/openapi), and so is the CLI's
+// command table (bin/commands.json).
+import type { Static, TSchema } from '@sinclair/typebox'
+import { check } from '../validate.js'
 import type { Scope } from './auth.js'
+import type { HttpRequest } from './types.js'
 
 export type Auth = 'token' | 'admin' | 'webhook' | 'none'
 
@@ -49,4 +52,27 @@ export interface RouteContract {
   /** Largest accepted body in bytes; the server's default otherwise. */
   maxBodyBytes?: number
   cli?: CliCommand
+}
+
+/** What a handler gets from its contract besides the request. */
+export interface RouteContext<B extends TSchema> {
+  /**
+   * The body (or `value`, a body the handler has read itself) checked against the contract's
+   * `body` schema: 422 naming each bad field. The handler calls it where its checks put it
+   * (after a 404 for a missing resource, as before).
+   */
+  checkBody(value?: unknown): Static<B>
+}
+
+/** The context of one request to a route whose contract is `contract`. */
+export function routeContext<B extends TSchema>(
+  contract: { body?: B },
+  req: HttpRequest,
+): RouteContext<B> {
+  return {
+    checkBody: (value = req.json()) => {
+      if (!contract.body) throw new Error('checkBody: the route declares no body schema')
+      return check(contract.body, value)
+    },
+  }
 }
