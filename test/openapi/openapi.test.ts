@@ -1,5 +1,6 @@
-// GET /api/v1/openapi.json: OpenAPI 3.1, every route of the router documented (none falls
-// back to `x-undocumented`), and request bodies are the schemas the handlers check.
+// GET /api/v1/openapi.json: OpenAPI 3.1 made from the routes' contracts, every route of the
+// router documented (none falls back to `x-undocumented`), request bodies the schemas the
+// handlers check, and each route refusing a request without the token its contract names.
 import t from 'tap'
 import { buildOpenApi, toOpenApiPath } from '../../src/openapi/document.js'
 import { WorkspaceCreate } from '../../src/admin/tenants.js'
@@ -38,6 +39,16 @@ t.test('request bodies are the validating schemas', async (t) => {
   t.equal(items.length, 2, 'shape A and shape B')
   t.ok(items[0].required.includes('recorded_at'))
   t.ok(report.responses['422'] && report.responses['429'] && report.responses['401'])
+})
+
+t.test('each route enforces the auth its contract declares', async (t) => {
+  for (const { method, pattern, contract } of s.app.router.list()) {
+    if (!contract) continue
+    const path = pattern.replace(/:\w+/g, '1')
+    const r = await s.call(method, path, { body: method === 'GET' ? undefined : {} })
+    const want = contract.auth === 'none' ? 200 : 401
+    t.equal(r.status, want, `${method} ${pattern} (${contract.auth}) without a token: ${want}`)
+  }
 })
 
 t.test('an unknown route shows up as undocumented', async (t) => {
