@@ -35,7 +35,7 @@ export class DeliveryEngine implements Part {
   private readonly pollMs: number
   private readonly concurrency: number
   private readonly perTarget: number
-  private timer: NodeJS.Timeout | null = null
+  private stopTimer: (() => void) | null = null
   private stopped = true
   private polling: Promise<void> | null = null
   private pollAgain = false
@@ -75,16 +75,15 @@ export class DeliveryEngine implements Part {
   start(): void {
     if (!this.stopped) return
     this.stopped = false
-    this.timer = setInterval(() => this.tick(), this.pollMs)
-    this.timer.unref()
+    this.stopTimer = this.clock.every(this.pollMs, () => this.tick())
     this.wake()
   }
 
   /** Stops polling and waits for attempts in flight (each bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopped = true
-    if (this.timer) clearInterval(this.timer)
-    this.timer = null
+    this.stopTimer?.()
+    this.stopTimer = null
     await this.polling?.catch(() => {})
     await Promise.allSettled([...this.inflight.values()])
     this.mailer.close()

@@ -2,6 +2,7 @@
 // private address ranges.
 import crypto from 'node:crypto'
 import t from 'tap'
+import { ManualClock } from '../../src/clock.js'
 import type { IngestOutcome, ItemResult } from '../../src/ingest/types.js'
 import { rejectionSummary } from '../../src/ingest/rejections.js'
 import { signatureHeader, verifySignature } from '../../src/events/signing.js'
@@ -150,7 +151,7 @@ t.test('mailer: outbox row always, and SMTP when SMTP_URL is set', async (t) => 
   }
   const mailer = new Mailer(
     repo as any,
-    { now: () => 0 },
+    new ManualClock(0),
     pino({ level: 'silent' }),
     `smtp://127.0.0.1:${port}`,
   )
