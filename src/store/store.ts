@@ -2,6 +2,7 @@
 // row versions and the group-commit writers. Repositories in this folder build on it.
 import type { Config } from '../config/index.js'
 import type { Coord } from '../coord/coord.js'
+import { withLease, type LeaseWait } from '../coord/exclusive.js'
 import { ChdbSql } from './chdb.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './migrations.js'
@@ -23,6 +24,14 @@ const SEQUENCES: Record<string, string> = {
   imports: 'id',
   transfers: 'id',
   mqtt_subscriptions: 'id',
+}
+
+/** Migrations run on one instance at a time; the others wait up to 2 minutes. */
+const MIGRATION_LEASE: LeaseWait = {
+  ttlMs: 120_000,
+  pollMs: 200,
+  attempts: 600,
+  timeout: () => new Error('timed out waiting for another instance to finish migrations'),
 }
 
 export class Store {
@@ -49,16 +58,9 @@ export class Store {
     } else sql = new ChdbSql(config.DATA_DIR)
     const store = new Store(sql, coord)
     // Instances starting together must not run the same DDL at once.
-    const owner = `${process.pid}-${Math.random()}`
-    for (let i = 0; !(await coord.lease('migrations', owner, 120_000)); i++) {
-      if (i > 600) throw new Error('timed out waiting for another instance to finish migrations')
-      await new Promise((r) => setTimeout(r, 200))
-    }
-    try {
-      await migrate(sql, { cluster: config.CLICKHOUSE_CLUSTER })
-    } finally {
-      await coord.release('migrations', owner)
-    }
+    await withLease(coord, 'migrations', MIGRATION_LEASE, () =>
+      migrate(sql, { cluster: config.CLICKHOUSE_CLUSTER }),
+    )
     return store
   }
 
