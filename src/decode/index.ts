@@ -1,4 +1,4 @@
-export { inspectTelegram, type TelegramInspection } from './telegram-inspect.js'
+export { inspectTelegram, type TelegramInspection } from './inspect.js'
 export {
   DecoderPool,
   type TelegramJob,

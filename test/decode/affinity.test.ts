@@ -4,7 +4,7 @@
 import t from 'tap'
 import { DecoderPool } from '../../src/decode/pool.js'
 import { meterAffinity, affinityIndex } from '../../src/decode/affinity.js'
-import { crc16 } from '../../src/decode/telegram-inspect.js'
+import { crc16 } from '../helpers/wmbus.js'
 import { loadVectors, expectedCanonical, close } from './vectors.js'
 
 const vectors = loadVectors('visible.jsonl')

@@ -6,7 +6,7 @@ import t from 'tap'
 import { loadWasmCore } from '../../src/decode/core.js'
 import { decodeTelegramSync } from '../../src/decode/telegram.js'
 import { S } from '../../src/decode/layout.js'
-import { crc16 } from '../../src/decode/telegram-inspect.js'
+import { crc16 } from '../helpers/wmbus.js'
 import {
   KNOWN_COMPACT_FORMATS,
   loadKnownFormats,

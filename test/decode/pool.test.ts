@@ -1,7 +1,7 @@
 // Decoder pool: batches, ordering, frames, worker crash recovery.
 import t from 'tap'
 import { DecoderPool } from '../../src/decode/pool.js'
-import { inspectTelegram } from '../../src/decode/telegram-inspect.js'
+import { inspectTelegram } from '../../src/decode/inspect.js'
 import { loadVectors, expectedCanonical, close } from './vectors.js'
 
 const crypto = loadVectors('crypto-visible.jsonl')

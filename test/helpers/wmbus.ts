@@ -1,7 +1,16 @@
 // Synthetic wM-Bus frames for compact-frame tests: a full frame (L C M A CI 7A ...) with
 // three records, and the compact frame (CI 79) of the same meter whose format signature
 // is the CRC-16 of those record headers.
-import { crc16 } from '../../src/decode/telegram-inspect.js'
+
+/** CRC-16 of EN 13757 (polynomial 0x3D65, inverted), as the frames carry it. */
+export function crc16(b: Uint8Array, off: number, len: number): number {
+  let c = 0
+  for (let i = 0; i < len; i++) {
+    c ^= b[off + i]! << 8
+    for (let k = 0; k < 8; k++) c = c & 0x8000 ? ((c << 1) ^ 0x3d65) & 0xffff : (c << 1) & 0xffff
+  }
+  return c ^ 0xffff
+}
 
 // records: 04 13 (volume l, 4 bytes), 02 5B (flow temperature, 2 bytes), 44 13 (volume at storage 1)
 export const HDRS = ['0413', '025B', '4413']
