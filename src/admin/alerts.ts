@@ -42,21 +42,17 @@ export function registerAlertAdmin(
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/alert-rules',
-      summary: 'Create an alert rule',
-      body: RuleBase,
-      success: 201,
-      cli: {
-        name: 'alert-rules:create',
-        summary: 'Create an alert rule (no_data, status, quality).',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/alert-rules',
+    summary: 'Create an alert rule',
+    body: RuleBase,
+    success: 201,
+    cli: {
+      name: 'alert-rules:create',
+      summary: 'Create an alert rule (no_data, status, quality).',
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       const b = checkBody()
@@ -67,34 +63,30 @@ export function registerAlertAdmin(
       const rule = await repo.createRule(ws, b.type as AlertRuleType, params)
       return json(201, { data: { id: rule.id, type: rule.type, params: rule.params } })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    { method: 'GET', path: '/workspaces/:ws/alert-rules', summary: 'List alert rules' },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/alert-rules',
+    summary: 'List alert rules',
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       return json(200, {
         data: (await repo.rules(ws)).map((r) => ({ id: r.id, type: r.type, params: r.params })),
       })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/alerts',
-      summary: 'List alerts',
-      query: [
-        { name: 'state', schema: Type.Union([Type.Literal('open'), Type.Literal('resolved')]) },
-      ],
-      cli: { name: 'alerts:list', summary: 'List alerts (--state open|resolved).' },
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/alerts',
+    summary: 'List alerts',
+    query: [
+      { name: 'state', schema: Type.Union([Type.Literal('open'), Type.Literal('resolved')]) },
+    ],
+    cli: { name: 'alerts:list', summary: 'List alerts (--state open|resolved).' },
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       const state = req.query.get('state')
@@ -104,19 +96,15 @@ export function registerAlertAdmin(
       const alerts = await repo.list(ws, state ?? undefined)
       return json(200, { data: alerts.map((a) => alertView(a, rules.get(a.rule_id))) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/alerts/:id/resolve',
-      summary: 'Resolve an alert',
-      body: ResolveBody,
-      cli: { name: 'alerts:resolve', summary: 'Resolve an alert.', param: 'alert', fields: [] },
-    },
-    async (req, { checkBody }) => {
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/alerts/:id/resolve',
+    summary: 'Resolve an alert',
+    body: ResolveBody,
+    cli: { name: 'alerts:resolve', summary: 'Resolve an alert.', param: 'alert', fields: [] },
+    handler: async (req, { checkBody }) => {
       const id = idParam(req, 'id')
       const a = (await repo.get(id)) ?? notFound('alert', id)
       const b = req.body.length ? checkBody() : {}
@@ -129,5 +117,5 @@ export function registerAlertAdmin(
       const next = await repo.resolve(a, b.by ?? 'member', s.clock.now(), rule, meter)
       return json(200, { data: alertView(next, rule) })
     },
-  )
+  })
 }

@@ -20,17 +20,12 @@ export const DecodeBody = Type.Object(
 )
 
 export function registerDecodeAdmin(router: Router, s: Pick<AdminDeps, 'adminToken'>): void {
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/decode',
-      summary:
-        'Analyze a wM-Bus telegram: layers, security, records, register or the failing layer',
-      body: DecodeBody,
-    },
-    async (req, { checkBody }) => {
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/decode',
+    summary: 'Analyze a wM-Bus telegram: layers, security, records, register or the failing layer',
+    body: DecodeBody,
+    handler: async (req, { checkBody }) => {
       const b = checkBody()
       const telegram = b.telegram.replace(/[\s_|#]/g, '') // separators as in logged telegrams
       if (!/^[0-9a-fA-F]+$/.test(telegram))
@@ -38,5 +33,5 @@ export function registerDecodeAdmin(router: Router, s: Pick<AdminDeps, 'adminTok
       // a fresh decoder per call: no formats learnt from earlier analyses
       return json(200, { data: analyzeTelegram(telegram, b.key ?? null) })
     },
-  )
+  })
 }

@@ -108,22 +108,18 @@ export function registerEventAdmin(
   const subscription = async (id: number) =>
     (await s.events.repo.getSubscription(id)) ?? notFound('event subscription', id)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/event-subscriptions',
-      summary: 'Subscribe a URL to events (signing secret shown here)',
-      body: SubscriptionCreate,
-      bodyByHand: true,
-      success: 201,
-      cli: {
-        name: 'subscriptions:create',
-        summary: 'Subscribe a URL to events (--events "*" for all).',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/event-subscriptions',
+    summary: 'Subscribe a URL to events (signing secret shown here)',
+    body: SubscriptionCreate,
+    bodyByHand: true,
+    success: 201,
+    cli: {
+      name: 'subscriptions:create',
+      summary: 'Subscribe a URL to events (--events "*" for all).',
     },
-    async (req) => {
+    handler: async (req) => {
       const w = await workspace(idParam(req, 'ws'))
       const f = await readFields(s, req.json(), true)
       const { repo, outbox } = s.events
@@ -141,47 +137,40 @@ export function registerEventAdmin(
       await outbox.invalidate()
       return json(201, { data: { ...publicSubscription(sub), signing_secret: sub.signing_secret } })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/event-subscriptions',
-      summary: 'List event subscriptions',
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/event-subscriptions',
+    summary: 'List event subscriptions',
+    handler: async (req) => {
       const w = await workspace(idParam(req, 'ws'))
       return json(200, {
         data: (await s.events.repo.listSubscriptions(w.id)).map(publicSubscription),
       })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    { method: 'GET', path: '/event-subscriptions/:id', summary: 'Get an event subscription' },
-    async (req) => json(200, { data: publicSubscription(await subscription(idParam(req, 'id'))) }),
-  )
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/event-subscriptions/:id',
+    summary: 'Get an event subscription',
+    handler: async (req) =>
+      json(200, { data: publicSubscription(await subscription(idParam(req, 'id'))) }),
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PATCH',
-      path: '/event-subscriptions/:id',
-      summary: 'Change an event subscription',
-      body: SubscriptionPatch,
-      bodyByHand: true,
-      cli: {
-        name: 'subscriptions:update',
-        summary: 'Change URL, events or enabled.',
-        param: 'subscription',
-      },
+  adminRoute(router, s, {
+    method: 'PATCH',
+    path: '/event-subscriptions/:id',
+    summary: 'Change an event subscription',
+    body: SubscriptionPatch,
+    bodyByHand: true,
+    cli: {
+      name: 'subscriptions:update',
+      summary: 'Change URL, events or enabled.',
+      param: 'subscription',
     },
-    async (req) => {
+    handler: async (req) => {
       const sub = await subscription(idParam(req, 'id'))
       const f = await readFields(s, req.json(), false)
       const next: Subscription = { ...sub, ...f }
@@ -193,22 +182,18 @@ export function registerEventAdmin(
       if (next.enabled && !sub.enabled) engine.wake()
       return json(200, { data: publicSubscription(next) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/event-subscriptions/:id/rotate-secret',
-      summary: 'New signing secret; the old one stops at once',
-      cli: {
-        name: 'subscriptions:rotate-secret',
-        summary: 'Issue a new signing secret (the old one stops at once).',
-        param: 'subscription',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/event-subscriptions/:id/rotate-secret',
+    summary: 'New signing secret; the old one stops at once',
+    cli: {
+      name: 'subscriptions:rotate-secret',
+      summary: 'Issue a new signing secret (the old one stops at once).',
+      param: 'subscription',
     },
-    async (req) => {
+    handler: async (req) => {
       const sub = await subscription(idParam(req, 'id'))
       const next = { ...sub, signing_secret: newSigningSecret() }
       // The engine reads the subscription before every attempt: the next one signs with this.
@@ -216,22 +201,18 @@ export function registerEventAdmin(
       await s.events.outbox.invalidate()
       return json(200, { data: { signing_secret: next.signing_secret } })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/event-subscriptions/:id/deliveries',
-      summary: 'Deliveries, newest first',
-      cli: {
-        name: 'subscriptions:deliveries',
-        summary: "List a subscription's deliveries, newest first.",
-        param: 'subscription',
-      },
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/event-subscriptions/:id/deliveries',
+    summary: 'Deliveries, newest first',
+    cli: {
+      name: 'subscriptions:deliveries',
+      summary: "List a subscription's deliveries, newest first.",
+      param: 'subscription',
     },
-    async (req) => {
+    handler: async (req) => {
       const sub = await subscription(idParam(req, 'id'))
       const raw = req.query.get('limit')
       let limit = 100
@@ -243,23 +224,19 @@ export function registerEventAdmin(
       const rows = await s.events.repo.listDeliveries(sub.id, limit)
       return json(200, { data: rows.map(publicDelivery) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/deliveries/:id/retry',
-      summary: 'Retry a delivery (same id)',
-      success: 202,
-      cli: {
-        name: 'deliveries:retry',
-        summary: 'Retry a delivery now (keeps its id).',
-        param: 'delivery:string',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/deliveries/:id/retry',
+    summary: 'Retry a delivery (same id)',
+    success: 202,
+    cli: {
+      name: 'deliveries:retry',
+      summary: 'Retry a delivery now (keeps its id).',
+      param: 'delivery:string',
     },
-    async (req) => {
+    handler: async (req) => {
       const id = req.params.id ?? ''
       const { repo, engine } = s.events
       const d = /^[0-9a-f-]{36}$/i.test(id) ? await repo.getDelivery(id.toLowerCase()) : null
@@ -282,18 +259,14 @@ export function registerEventAdmin(
       engine.wake()
       return json(202, { data: publicDelivery(next) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/outbox',
-      summary: 'Mails the workspace sent',
-      cli: { name: 'outbox:list', summary: 'Every mail the workspace sent, newest first.' },
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/outbox',
+    summary: 'Mails the workspace sent',
+    cli: { name: 'outbox:list', summary: 'Every mail the workspace sent, newest first.' },
+    handler: async (req) => {
       const w = await workspace(idParam(req, 'ws'))
       const mails = await s.events.repo.listMails(w.id)
       return json(200, {
@@ -305,5 +278,5 @@ export function registerEventAdmin(
         })),
       })
     },
-  )
+  })
 }

@@ -18,19 +18,24 @@ export type AdminHandler<B extends TSchema> = (
 ) => Promise<HttpResponse> | HttpResponse
 
 /**
- * Registers an admin route: the admin bearer token is checked before the handler runs, and
- * the handler checks its body with the contract's schema (ctx.checkBody).
+ * Registers an admin route, its contract and handler in one object (as fastify's route): the
+ * admin bearer token is checked before the handler runs, and the handler checks its body
+ * with the contract's schema (ctx.checkBody).
  */
 export function adminRoute<B extends TSchema = TSchema>(
   router: Router,
   s: Pick<AdminDeps, 'adminToken'>,
-  contract: AdminContract<B>,
-  handler: AdminHandler<B>,
+  route: AdminContract<B> & { handler: AdminHandler<B> },
 ): void {
-  const declared: RouteContract = { ...contract, path: `/admin/v1${contract.path}`, auth: 'admin' }
-  router.route(declared, (req) => {
-    checkAdmin(req, s.adminToken)
-    return handler(req, routeContext(contract, req))
+  const { handler, ...contract } = route
+  router.route({
+    ...contract,
+    path: `/admin/v1${contract.path}`,
+    auth: 'admin',
+    handler: (req) => {
+      checkAdmin(req, s.adminToken)
+      return handler(req, routeContext(contract, req))
+    },
   })
 }
 

@@ -13,24 +13,20 @@ export function registerImportAdmin(
   s: Pick<AdminDeps, 'adminToken' | 'config' | 'imports' | 'tenants'>,
 ): void {
   const runner = () => s.imports!
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/imports',
-      summary: 'Import NDJSON, one reportData item a line',
-      body: Type.String(),
-      bodyByHand: true,
-      bodyMediaType: 'application/x-ndjson',
-      success: 202,
-      maxBodyBytes: Math.max(s.config.MAX_BODY_BYTES, 256 * 1024 * 1024),
-      cli: {
-        name: 'imports:create',
-        summary: 'Import NDJSON readings (--file path, or - for stdin).',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/imports',
+    summary: 'Import NDJSON, one reportData item a line',
+    body: Type.String(),
+    bodyByHand: true,
+    bodyMediaType: 'application/x-ndjson',
+    success: 202,
+    maxBodyBytes: Math.max(s.config.MAX_BODY_BYTES, 256 * 1024 * 1024),
+    cli: {
+      name: 'imports:create',
+      summary: 'Import NDJSON readings (--file path, or - for stdin).',
     },
-    async (req) => {
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       if (req.body.length === 0)
@@ -40,26 +36,22 @@ export function registerImportAdmin(
       const r = await runner().start(ws, req.body)
       return json(202, { data: { id: r.id, status: r.status } })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/imports/:id',
-      summary: 'Import status',
-      cli: {
-        name: 'imports:show',
-        summary: "Show an import's status and counts.",
-        param: 'import',
-      },
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/imports/:id',
+    summary: 'Import status',
+    cli: {
+      name: 'imports:show',
+      summary: "Show an import's status and counts.",
+      param: 'import',
     },
-    async (req) => {
+    handler: async (req) => {
       const id = idParam(req, 'id')
       const r = await runner().get(id)
       if (!r) throw apiError('NotFound', `No import with id ${id}.`)
       return json(200, { data: importView(r) })
     },
-  )
+  })
 }

@@ -19,21 +19,17 @@ export function registerJobAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'coord' | 'meters' | 'store' | 'tenants'>,
 ): void {
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/jobs/backfill-reading-quality',
-      summary: 'Recompute canonical values and quality flags',
-      body: BackfillBody,
-      cli: {
-        name: 'service:backfill-reading-quality',
-        summary: 'Recompute canonical values and quality flags of stored readings.',
-        fields: ['workspace=workspace_id', 'meter=meter_id'],
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/jobs/backfill-reading-quality',
+    summary: 'Recompute canonical values and quality flags',
+    body: BackfillBody,
+    cli: {
+      name: 'service:backfill-reading-quality',
+      summary: 'Recompute canonical values and quality flags of stored readings.',
+      fields: ['workspace=workspace_id', 'meter=meter_id'],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const b = req.body.length ? checkBody() : {}
       if (b.workspace_id !== undefined && !(await s.tenants.getWorkspace(b.workspace_id)))
         throw validationError({ workspace_id: [`No workspace ${b.workspace_id}.`] })
@@ -52,5 +48,5 @@ export function registerJobAdmin(
       })
       return json(200, { data: out })
     },
-  )
+  })
 }

@@ -60,20 +60,16 @@ export function registerMeterAdmin(
 ): void {
   const meter = async (id: number) => (await s.meters.findAnyById(id)) ?? notFound('meter', id)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PUT',
-      path: '/meters/:meter/lifecycle',
-      summary: 'Set lifecycle state',
-      body: LifecycleBody,
-      cli: {
-        name: 'meters:lifecycle',
-        summary: "Set a meter's lifecycle state (active, removed, archived, ...).",
-      },
+  adminRoute(router, s, {
+    method: 'PUT',
+    path: '/meters/:meter/lifecycle',
+    summary: 'Set lifecycle state',
+    body: LifecycleBody,
+    cli: {
+      name: 'meters:lifecycle',
+      summary: "Set a meter's lifecycle state (active, removed, archived, ...).",
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
       const b = checkBody()
       const next: Meter =
@@ -102,19 +98,15 @@ export function registerMeterAdmin(
       } else if (next !== m) await s.meters.save(next)
       return json(200, { data: await meterResponse(s, next) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PUT',
-      path: '/meters/:meter/profile',
-      summary: 'Assign and confirm a profile',
-      body: ProfileBody,
-      cli: { name: 'meters:profile', summary: 'Assign and confirm a device profile.' },
-    },
-    async (req, { checkBody }) => {
+  adminRoute(router, s, {
+    method: 'PUT',
+    path: '/meters/:meter/profile',
+    summary: 'Assign and confirm a profile',
+    body: ProfileBody,
+    cli: { name: 'meters:profile', summary: 'Assign and confirm a device profile.' },
+    handler: async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
       const b = checkBody()
       const latest = await s.profiles.get(m.workspace_id, b.key)
@@ -132,23 +124,19 @@ export function registerMeterAdmin(
       await s.meters.save(next)
       return json(200, { data: await meterResponse(s, next) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PUT',
-      path: '/meters/:meter/wmbus-key',
-      summary: 'Store or clear the wM-Bus key; storing one replays the quarantined telegrams',
-      body: WmbusKeyBody,
-      cli: {
-        name: 'meters:wmbus-key',
-        summary:
-          'Store (32 hex chars) or clear ("null") the wM-Bus AES key; storing one replays the quarantined telegrams.',
-      },
+  adminRoute(router, s, {
+    method: 'PUT',
+    path: '/meters/:meter/wmbus-key',
+    summary: 'Store or clear the wM-Bus key; storing one replays the quarantined telegrams',
+    body: WmbusKeyBody,
+    cli: {
+      name: 'meters:wmbus-key',
+      summary:
+        'Store (32 hex chars) or clear ("null") the wM-Bus AES key; storing one replays the quarantined telegrams.',
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
       const b = checkBody()
       const next: Meter = { ...m, wmbus_key: b.key === null ? null : b.key.toLowerCase() }
@@ -158,23 +146,19 @@ export function registerMeterAdmin(
       const data = { meter_id: m.id, has_key: next.wmbus_key !== null }
       return json(200, { data: replay ? { ...data, replay } : data })
     },
-  )
+  })
 
   // What the key PUT above would replay (the CLI lists it next to meters:wmbus-key).
   registerQuarantineAdmin(router, s)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/meters/:meter/exchanges',
-      summary: 'Record a meter exchange',
-      body: ExchangeBody,
-      success: 201,
-      cli: { name: 'meters:exchange', summary: 'Record a meter exchange.' },
-    },
-    async (req, { checkBody }) => {
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/meters/:meter/exchanges',
+    summary: 'Record a meter exchange',
+    body: ExchangeBody,
+    success: 201,
+    cli: { name: 'meters:exchange', summary: 'Record a meter exchange.' },
+    handler: async (req, { checkBody }) => {
       const m = await meter(idParam(req, 'meter'))
       const b = checkBody()
       const t = parseIso(b.exchanged_at)
@@ -205,15 +189,15 @@ export function registerMeterAdmin(
         },
       })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    { method: 'GET', path: '/meters/:meter/exchanges', summary: 'List meter exchanges' },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/meters/:meter/exchanges',
+    summary: 'List meter exchanges',
+    handler: async (req) => {
       const m = await meter(idParam(req, 'meter'))
       return json(200, { data: await listExchanges(s.store.sql, m.workspace_id, m.id) })
     },
-  )
+  })
 }

@@ -100,34 +100,29 @@ export function registerMqttAdmin(
   const subscription = async (id: number) =>
     (await mq().repo.get(id)) ?? notFound('MQTT subscription', id)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/mqtt-subscriptions',
-      summary:
-        'Subscribe to MQTT topics of a broker (mapping or preset; the password is write-only)',
-      body: MqttSubscriptionCreate,
-      success: 201,
-      cli: {
-        name: 'mqtt:create',
-        summary: 'Subscribe to MQTT topics of a broker (mapping or preset; docs/mqtt.md).',
-        fields: [
-          'broker=broker_url',
-          'topics',
-          'qos',
-          'username',
-          'password',
-          'client_id',
-          'mapping',
-          'preset',
-          'name',
-          'enabled',
-        ],
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/mqtt-subscriptions',
+    summary: 'Subscribe to MQTT topics of a broker (mapping or preset; the password is write-only)',
+    body: MqttSubscriptionCreate,
+    success: 201,
+    cli: {
+      name: 'mqtt:create',
+      summary: 'Subscribe to MQTT topics of a broker (mapping or preset; docs/mqtt.md).',
+      fields: [
+        'broker=broker_url',
+        'topics',
+        'qos',
+        'username',
+        'password',
+        'client_id',
+        'mapping',
+        'preset',
+        'name',
+        'enabled',
+      ],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       const b = checkBody()
@@ -151,70 +146,58 @@ export function registerMqttAdmin(
       await mq().changed()
       return json(201, { data: await view(sub) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/mqtt-subscriptions',
-      summary: 'List MQTT subscriptions with their status',
-      cli: {
-        name: 'mqtt:list',
-        summary: "List a workspace's MQTT subscriptions with their status.",
-      },
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/mqtt-subscriptions',
+    summary: 'List MQTT subscriptions with their status',
+    cli: {
+      name: 'mqtt:list',
+      summary: "List a workspace's MQTT subscriptions with their status.",
     },
-    async (req) => {
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       const subs = await mq().repo.list(ws)
       return json(200, { data: await Promise.all(subs.map(view)) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/mqtt-subscriptions/:id',
-      summary: 'Get an MQTT subscription with its status (connected, last message, errors, counts)',
-      cli: {
-        name: 'mqtt:show',
-        summary: 'Show an MQTT subscription: connected, last message, errors, counts.',
-        param: 'subscription',
-      },
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/mqtt-subscriptions/:id',
+    summary: 'Get an MQTT subscription with its status (connected, last message, errors, counts)',
+    cli: {
+      name: 'mqtt:show',
+      summary: 'Show an MQTT subscription: connected, last message, errors, counts.',
+      param: 'subscription',
     },
-    async (req) => json(200, { data: await view(await subscription(idParam(req, 'id'))) }),
-  )
+    handler: async (req) => json(200, { data: await view(await subscription(idParam(req, 'id'))) }),
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PATCH',
-      path: '/mqtt-subscriptions/:id',
-      summary: 'Change an MQTT subscription (its owner reconnects)',
-      body: MqttSubscriptionPatch,
-      cli: {
-        name: 'mqtt:update',
-        summary: 'Change an MQTT subscription (its owner reconnects).',
-        param: 'subscription',
-        fields: [
-          'broker=broker_url',
-          'topics',
-          'qos',
-          'username',
-          'password',
-          'mapping',
-          'preset',
-          'name',
-          'enabled',
-        ],
-      },
+  adminRoute(router, s, {
+    method: 'PATCH',
+    path: '/mqtt-subscriptions/:id',
+    summary: 'Change an MQTT subscription (its owner reconnects)',
+    body: MqttSubscriptionPatch,
+    cli: {
+      name: 'mqtt:update',
+      summary: 'Change an MQTT subscription (its owner reconnects).',
+      param: 'subscription',
+      fields: [
+        'broker=broker_url',
+        'topics',
+        'qos',
+        'username',
+        'password',
+        'mapping',
+        'preset',
+        'name',
+        'enabled',
+      ],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const cur = await subscription(idParam(req, 'id'))
       const b = checkBody()
       checkConnection(b)
@@ -233,22 +216,18 @@ export function registerMqttAdmin(
       await mq().changed()
       return json(200, { data: await view(saved) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'DELETE',
-      path: '/mqtt-subscriptions/:id',
-      summary: 'Delete an MQTT subscription (the persistent session stays on the broker)',
-      cli: { name: 'mqtt:delete', summary: 'Delete an MQTT subscription.', param: 'subscription' },
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'DELETE',
+    path: '/mqtt-subscriptions/:id',
+    summary: 'Delete an MQTT subscription (the persistent session stays on the broker)',
+    cli: { name: 'mqtt:delete', summary: 'Delete an MQTT subscription.', param: 'subscription' },
+    handler: async (req) => {
       const cur = await subscription(idParam(req, 'id'))
       await mq().repo.save(cur, true)
       await mq().changed()
       return json(200, { data: { id: cur.id, deleted: true } })
     },
-  )
+  })
 }

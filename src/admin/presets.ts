@@ -7,18 +7,14 @@ import type { AdminDeps } from './deps.js'
 import { adminRoute } from './guard.js'
 
 export function registerPresetAdmin(router: Router, s: Pick<AdminDeps, 'adminToken'>): void {
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/mapping-presets',
-      summary: 'Mapping presets usable by name ({preset}) with their mapping and a sample message',
-      cli: {
-        name: 'presets:list',
-        summary: 'List the mapping presets (chirpstack-v4, ...) with their mapping and a sample.',
-      },
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/mapping-presets',
+    summary: 'Mapping presets usable by name ({preset}) with their mapping and a sample message',
+    cli: {
+      name: 'presets:list',
+      summary: 'List the mapping presets (chirpstack-v4, ...) with their mapping and a sample.',
     },
-    () => json(200, { data: MAPPING_PRESETS }),
-  )
+    handler: () => json(200, { data: MAPPING_PRESETS }),
+  })
 }

@@ -48,16 +48,12 @@ export function registerProfileAdmin(
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/profiles',
-      summary: 'Built-in and workspace profiles',
-      cli: { name: 'profiles:list', summary: 'Built-in and workspace device profiles.' },
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/profiles',
+    summary: 'Built-in and workspace profiles',
+    cli: { name: 'profiles:list', summary: 'Built-in and workspace device profiles.' },
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       // One entry per key: its newest version (every version stays assignable by number).
@@ -68,23 +64,19 @@ export function registerProfileAdmin(
       }
       return json(200, { data: [...newest.values()].map(profileView) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/profiles',
-      summary: 'Create a profile or a new version of one',
-      body: ProfileCreate,
-      success: 201,
-      cli: {
-        name: 'profiles:create',
-        summary: 'Create a device profile (an existing key makes a new version).',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/profiles',
+    summary: 'Create a profile or a new version of one',
+    body: ProfileCreate,
+    success: 201,
+    cli: {
+      name: 'profiles:create',
+      summary: 'Create a device profile (an existing key makes a new version).',
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       const b = checkBody()
@@ -130,5 +122,5 @@ export function registerProfileAdmin(
         data: { ...profileView(p), key: p.key, version: p.version, name: p.name },
       })
     },
-  )
+  })
 }

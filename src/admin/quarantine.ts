@@ -9,19 +9,15 @@ export function registerQuarantineAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'keyQuarantine' | 'meters'>,
 ): void {
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/meters/:meter/quarantine',
-      summary: 'wM-Bus telegrams kept for want of a key, replayed by the next key PUT',
-      cli: {
-        name: 'meters:quarantine',
-        summary: 'wM-Bus telegrams kept for want of a key (replayed by the next key PUT).',
-      },
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/meters/:meter/quarantine',
+    summary: 'wM-Bus telegrams kept for want of a key, replayed by the next key PUT',
+    cli: {
+      name: 'meters:quarantine',
+      summary: 'wM-Bus telegrams kept for want of a key (replayed by the next key PUT).',
     },
-    async (req) => {
+    handler: async (req) => {
       const id = idParam(req, 'meter')
       const m = (await s.meters.findAnyById(id)) ?? notFound('meter', id)
       const rows = s.keyQuarantine ? await s.keyQuarantine.list(m.workspace_id, m.id) : []
@@ -34,5 +30,5 @@ export function registerQuarantineAdmin(
         })),
       })
     },
-  )
+  })
 }

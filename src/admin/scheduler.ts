@@ -7,18 +7,14 @@ export function registerSchedulerAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'scheduler'>,
 ): void {
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/scheduler/run',
-      summary: 'Run one scheduler pass now',
-      cli: {
-        name: 'scheduler:run',
-        summary: 'Run one scheduler pass now (retention, alerts, transfers).',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/scheduler/run',
+    summary: 'Run one scheduler pass now',
+    cli: {
+      name: 'scheduler:run',
+      summary: 'Run one scheduler pass now (retention, alerts, transfers).',
     },
-    async () => json(200, { data: await s.scheduler.runOnce() }),
-  )
+    handler: async () => json(200, { data: await s.scheduler.runOnce() }),
+  })
 }

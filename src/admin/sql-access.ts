@@ -14,17 +14,13 @@ export function registerSqlAccessAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'config' | 'tenants'>,
 ): void {
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/sql-access',
-      summary:
-        'SQL creating a read-only ClickHouse user limited to the workspace by a row policy (not executed; docs/data-teams.md)',
-      query: [{ name: 'user', schema: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' }) }],
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/sql-access',
+    summary:
+      'SQL creating a read-only ClickHouse user limited to the workspace by a row policy (not executed; docs/data-teams.md)',
+    query: [{ name: 'user', schema: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' }) }],
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       const user = req.query.get('user') ?? `meterflow_ws_${ws}`
@@ -49,5 +45,5 @@ export function registerSqlAccessAdmin(
         },
       })
     },
-  )
+  })
 }

@@ -59,18 +59,14 @@ export function registerTenantAdmin(
   const workspace = async (id: number) =>
     (await tenants.getWorkspace(id)) ?? notFound('workspace', id)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces',
-      summary: 'Create a workspace',
-      body: WorkspaceCreate,
-      success: 201,
-      cli: { name: 'workspaces:create', summary: 'Create a workspace (tenant).' },
-    },
-    async (req, { checkBody }) => {
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces',
+    summary: 'Create a workspace',
+    body: WorkspaceCreate,
+    success: 201,
+    cli: { name: 'workspaces:create', summary: 'Create a workspace (tenant).' },
+    handler: async (req, { checkBody }) => {
       const b = checkBody()
       const w = await tenants.createWorkspace({
         name: b.name,
@@ -81,46 +77,34 @@ export function registerTenantAdmin(
       })
       return json(201, { data: w })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces',
-      summary: 'List workspaces',
-      cli: { name: 'workspaces:list', summary: 'List workspaces.' },
-    },
-    async () => json(200, { data: await tenants.listWorkspaces() }),
-  )
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces',
+    summary: 'List workspaces',
+    cli: { name: 'workspaces:list', summary: 'List workspaces.' },
+    handler: async () => json(200, { data: await tenants.listWorkspaces() }),
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws',
-      summary: 'Get a workspace',
-      cli: { name: 'workspaces:show', summary: 'Show one workspace.' },
-    },
-    async (req) => json(200, { data: await workspace(idParam(req, 'ws')) }),
-  )
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws',
+    summary: 'Get a workspace',
+    cli: { name: 'workspaces:show', summary: 'Show one workspace.' },
+    handler: async (req) => json(200, { data: await workspace(idParam(req, 'ws')) }),
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PATCH',
-      path: '/workspaces/:ws',
-      summary: 'Change a workspace',
-      body: WorkspacePatch,
-      cli: {
-        name: 'workspaces:update',
-        summary: 'Change name, plan meter limit, provisioning cap or retention.',
-      },
+  adminRoute(router, s, {
+    method: 'PATCH',
+    path: '/workspaces/:ws',
+    summary: 'Change a workspace',
+    body: WorkspacePatch,
+    cli: {
+      name: 'workspaces:update',
+      summary: 'Change name, plan meter limit, provisioning cap or retention.',
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const w = await workspace(idParam(req, 'ws'))
       const b = checkBody()
       const next = { ...w, ...b }
@@ -128,20 +112,16 @@ export function registerTenantAdmin(
       await s.coord.publish('invalidate', 'workspace').catch(() => {})
       return json(200, { data: next })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/users',
-      summary: 'Add a member',
-      body: UserCreate,
-      success: 201,
-      cli: { name: 'users:create', summary: 'Add a member (e.g. --permissions groups.manage).' },
-    },
-    async (req, { checkBody }) => {
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/users',
+    summary: 'Add a member',
+    body: UserCreate,
+    success: 201,
+    cli: { name: 'users:create', summary: 'Add a member (e.g. --permissions groups.manage).' },
+    handler: async (req, { checkBody }) => {
       const w = await workspace(idParam(req, 'ws'))
       const b = checkBody()
       // One user per e-mail address in a workspace (compared case-insensitively). The lease
@@ -167,37 +147,29 @@ export function registerTenantAdmin(
         await s.coord.release(lease, owner).catch(() => {})
       }
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/users',
-      summary: 'List members',
-      cli: { name: 'users:list', summary: "List a workspace's members." },
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/users',
+    summary: 'List members',
+    cli: { name: 'users:list', summary: "List a workspace's members." },
+    handler: async (req) => {
       const w = await workspace(idParam(req, 'ws'))
       return json(200, { data: (await tenants.listUsers(w.id)).map(publicUser) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PATCH',
-      path: '/users/:user',
-      summary: 'Change owner flag or permissions',
-      body: UserPatch,
-      cli: {
-        name: 'users:update',
-        summary: 'Change owner flag or permissions (takes effect on tokens at once).',
-      },
+  adminRoute(router, s, {
+    method: 'PATCH',
+    path: '/users/:user',
+    summary: 'Change owner flag or permissions',
+    body: UserPatch,
+    cli: {
+      name: 'users:update',
+      summary: 'Change owner flag or permissions (takes effect on tokens at once).',
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const id = idParam(req, 'user')
       const u = (await tenants.getUser(id)) ?? notFound('user', id)
       const b = checkBody()
@@ -212,30 +184,26 @@ export function registerTenantAdmin(
       await s.coord.publish('invalidate', 'auth').catch(() => {})
       return json(200, { data: publicUser(next) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/tokens',
-      summary: 'Issue an API token (the secret is shown only here)',
-      body: TokenCreate,
-      success: 201,
-      cli: {
-        name: 'tokens:create',
-        summary: 'Create an API token (the secret is shown only here).',
-        fields: [
-          'user=user_id',
-          'scopes',
-          'name:string',
-          'expires_at',
-          'rate-limit=rate_limit_per_minute',
-        ],
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/tokens',
+    summary: 'Issue an API token (the secret is shown only here)',
+    body: TokenCreate,
+    success: 201,
+    cli: {
+      name: 'tokens:create',
+      summary: 'Create an API token (the secret is shown only here).',
+      fields: [
+        'user=user_id',
+        'scopes',
+        'name:string',
+        'expires_at',
+        'rate-limit=rate_limit_per_minute',
+      ],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const w = await workspace(idParam(req, 'ws'))
       const b = checkBody()
       const user = await tenants.getUser(b.user_id)
@@ -266,18 +234,14 @@ export function registerTenantAdmin(
         },
       })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'DELETE',
-      path: '/tokens/:id',
-      summary: 'Revoke a token',
-      cli: { name: 'tokens:revoke', summary: 'Revoke an API token.', param: 'token' },
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'DELETE',
+    path: '/tokens/:id',
+    summary: 'Revoke a token',
+    cli: { name: 'tokens:revoke', summary: 'Revoke an API token.', param: 'token' },
+    handler: async (req) => {
       const id = idParam(req, 'id')
       const t = (await tenants.getToken(id)) ?? notFound('token', id)
       if (!t.revoked_at)
@@ -286,7 +250,7 @@ export function registerTenantAdmin(
       await s.coord.publish('invalidate', 'auth').catch(() => {})
       return json(200, { data: { id, revoked: true } })
     },
-  )
+  })
 }
 
 function publicUser(u: { id: number; email: string; owner: boolean; permissions: string[] }) {

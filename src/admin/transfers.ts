@@ -28,22 +28,18 @@ export function registerTransferAdmin(
   const workspace = async (ws: number) =>
     (await s.tenants.getWorkspace(ws)) ?? notFound('workspace', ws)
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/transfers',
-      summary: 'Schedule a daily transfer',
-      body: TransferCreate,
-      success: 201,
-      cli: {
-        name: 'transfers:create',
-        summary: 'Schedule a daily-consumption transfer to a URL (cron expression).',
-        fields: ['url', 'cron', 'group=group_id:int'],
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/transfers',
+    summary: 'Schedule a daily transfer',
+    body: TransferCreate,
+    success: 201,
+    cli: {
+      name: 'transfers:create',
+      summary: 'Schedule a daily-consumption transfer to a URL (cron expression).',
+      fields: ['url', 'cron', 'group=group_id:int'],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       const b = checkBody()
@@ -83,28 +79,28 @@ export function registerTransferAdmin(
       await repo.save(t)
       return json(201, { data: transferView(t) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    { method: 'GET', path: '/workspaces/:ws/transfers', summary: 'List transfers' },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/transfers',
+    summary: 'List transfers',
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       await workspace(ws)
       return json(200, { data: (await repo.list(ws)).map(transferView) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    { method: 'DELETE', path: '/transfers/:id', summary: 'Delete a transfer' },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'DELETE',
+    path: '/transfers/:id',
+    summary: 'Delete a transfer',
+    handler: async (req) => {
       const id = idParam(req, 'id')
       const t = (await repo.get(id)) ?? notFound('transfer', id)
       await repo.save(t, true)
       return json(200, { data: { id, deleted: true } })
     },
-  )
+  })
 }

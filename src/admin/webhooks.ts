@@ -53,22 +53,18 @@ export function registerWebhookAdmin(
     return ep ?? notFound('webhook endpoint', id)
   }
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/workspaces/:ws/webhook-endpoints',
-      summary: 'Create a webhook ingest endpoint (token shown only here)',
-      body: EndpointCreate,
-      success: 201,
-      cli: {
-        name: 'webhooks:create',
-        summary: 'Create a webhook ingest endpoint with a JSONata mapping or a preset.',
-        fields: ['mapping', 'preset', 'name:string', 'enabled'],
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/workspaces/:ws/webhook-endpoints',
+    summary: 'Create a webhook ingest endpoint (token shown only here)',
+    body: EndpointCreate,
+    success: 201,
+    cli: {
+      name: 'webhooks:create',
+      summary: 'Create a webhook ingest endpoint with a JSONata mapping or a preset.',
+      fields: ['mapping', 'preset', 'name:string', 'enabled'],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       const b = checkBody()
@@ -85,46 +81,38 @@ export function registerWebhookAdmin(
       })
       return json(201, { data: { ...endpointView(ep), token } })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'GET',
-      path: '/workspaces/:ws/webhook-endpoints',
-      summary: 'List webhook ingest endpoints',
-    },
-    async (req) => {
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/workspaces/:ws/webhook-endpoints',
+    summary: 'List webhook ingest endpoints',
+    handler: async (req) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
       return json(200, { data: (await repo().list(ws)).map(endpointView) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    { method: 'GET', path: '/webhook-endpoints/:id', summary: 'Get a webhook ingest endpoint' },
-    async (req) => json(200, { data: endpointView(await endpoint(req.params.id ?? '')) }),
-  )
+  adminRoute(router, s, {
+    method: 'GET',
+    path: '/webhook-endpoints/:id',
+    summary: 'Get a webhook ingest endpoint',
+    handler: async (req) => json(200, { data: endpointView(await endpoint(req.params.id ?? '')) }),
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'PATCH',
-      path: '/webhook-endpoints/:id',
-      summary: 'Enable, disable or remap',
-      body: EndpointPatch,
-      cli: {
-        name: 'webhooks:update',
-        summary: 'Enable/disable a webhook endpoint or change its mapping.',
-        param: 'endpoint:string',
-        fields: ['enabled', 'mapping', 'preset'],
-      },
+  adminRoute(router, s, {
+    method: 'PATCH',
+    path: '/webhook-endpoints/:id',
+    summary: 'Enable, disable or remap',
+    body: EndpointPatch,
+    cli: {
+      name: 'webhooks:update',
+      summary: 'Enable/disable a webhook endpoint or change its mapping.',
+      param: 'endpoint:string',
+      fields: ['enabled', 'mapping', 'preset'],
     },
-    async (req, { checkBody }) => {
+    handler: async (req, { checkBody }) => {
       const ep = await endpoint(req.params.id ?? '')
       const b = checkBody()
       const next = { ...ep }
@@ -134,26 +122,22 @@ export function registerWebhookAdmin(
       if (b.name !== undefined) next.name = b.name
       return json(200, { data: endpointView(await repo().save(next)) })
     },
-  )
+  })
 
-  adminRoute(
-    router,
-    s,
-    {
-      method: 'POST',
-      path: '/webhook-endpoints/:id/rotate-token',
-      summary: 'Issue a new endpoint token',
-      cli: {
-        name: 'webhooks:rotate-token',
-        summary: 'Issue a new token for a webhook endpoint.',
-        param: 'endpoint:string',
-      },
+  adminRoute(router, s, {
+    method: 'POST',
+    path: '/webhook-endpoints/:id/rotate-token',
+    summary: 'Issue a new endpoint token',
+    cli: {
+      name: 'webhooks:rotate-token',
+      summary: 'Issue a new token for a webhook endpoint.',
+      param: 'endpoint:string',
     },
-    async (req) => {
+    handler: async (req) => {
       const ep = await endpoint(req.params.id ?? '')
       const token = newWebhookToken()
       await repo().save({ ...ep, token_hash: hashWebhookToken(token) })
       return json(200, { data: { token } })
     },
-  )
+  })
 }

@@ -83,17 +83,13 @@ export function registerGroups(
   const clash = (all: MeterGroup[], parent: number | null, name: string, self?: number) =>
     all.some((g) => g.parent_id === parent && g.name === name && g.id !== self)
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'GET',
-      path: '/api/v1/meterGroups',
-      summary: 'List meter groups (flat, by path)',
-      scope: 'data:read',
-      query: [{ name: 'group_id', schema: Type.Integer() }],
-    },
-    async (req, { workspaceId: ws }) => {
+  tokenRoute(router, s.auth, {
+    method: 'GET',
+    path: '/api/v1/meterGroups',
+    summary: 'List meter groups (flat, by path)',
+    scope: 'data:read',
+    query: [{ name: 'group_id', schema: Type.Integer() }],
+    handler: async (req, { workspaceId: ws }) => {
       const errs = new FieldErrorCollector()
       const groupId = intParam(req.query, 'group_id', errs)
       errs.throwIfAny()
@@ -106,20 +102,16 @@ export function registerGroups(
       const c = await counts(ws)
       return json(200, { data: all.map((g) => view(g, c)) })
     },
-  )
+  })
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'POST',
-      path: '/api/v1/meterGroups',
-      summary: 'Create a group',
-      ...WRITE,
-      body: CreateBody,
-      success: 201,
-    },
-    async (req, { workspaceId: ws }, { checkBody }) => {
+  tokenRoute(router, s.auth, {
+    method: 'POST',
+    path: '/api/v1/meterGroups',
+    summary: 'Create a group',
+    ...WRITE,
+    body: CreateBody,
+    success: 201,
+    handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const b = checkBody(objectBody(req, ['name', 'parent_id']))
       return serialized(s, ws, async () => {
         const all = await s.groups.list(ws)
@@ -141,19 +133,15 @@ export function registerGroups(
         return json(201, { data: view(g, new Map()) })
       })
     },
-  )
+  })
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'PATCH',
-      path: '/api/v1/meterGroups/:group',
-      summary: 'Rename or move a group',
-      ...WRITE,
-      body: PatchBody,
-    },
-    async (req, { workspaceId: ws }, { checkBody }) => {
+  tokenRoute(router, s.auth, {
+    method: 'PATCH',
+    path: '/api/v1/meterGroups/:group',
+    summary: 'Rename or move a group',
+    ...WRITE,
+    body: PatchBody,
+    handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'group')
       const b = checkBody(objectBody(req, ['name', 'parent_id']))
       return serialized(s, ws, async () => {
@@ -186,18 +174,14 @@ export function registerGroups(
         return json(200, { data: view(updated, await counts(ws)) })
       })
     },
-  )
+  })
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'DELETE',
-      path: '/api/v1/meterGroups/:group',
-      summary: 'Delete an empty group',
-      ...WRITE,
-    },
-    async (req, { workspaceId: ws }) => {
+  tokenRoute(router, s.auth, {
+    method: 'DELETE',
+    path: '/api/v1/meterGroups/:group',
+    summary: 'Delete an empty group',
+    ...WRITE,
+    handler: async (req, { workspaceId: ws }) => {
       const id = pathId(req, 'group')
       return serialized(s, ws, async () => {
         const all = await s.groups.list(ws)
@@ -211,5 +195,5 @@ export function registerGroups(
         return json(200, { data: { deleted: true, id: g.id } })
       })
     },
-  )
+  })
 }

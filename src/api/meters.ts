@@ -113,33 +113,25 @@ export function registerMeters(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
 ): void {
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'GET',
-      path: '/api/v1/meters',
-      summary: 'List meters',
-      scope: 'data:read',
-      response: Type.Object({ data: Type.Unknown() }),
-    },
-    async (_req, { workspaceId: ws }) => {
+  tokenRoute(router, s.auth, {
+    method: 'GET',
+    path: '/api/v1/meters',
+    summary: 'List meters',
+    scope: 'data:read',
+    response: Type.Object({ data: Type.Unknown() }),
+    handler: async (_req, { workspaceId: ws }) => {
       return json(200, { data: await viewMeters(s, ws, await s.meters.list(ws)) })
     },
-  )
+  })
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'POST',
-      path: '/api/v1/meters',
-      summary: 'Create a meter',
-      ...WRITE,
-      body: CreateBody,
-      success: 201,
-    },
-    async (req, { workspaceId: ws }, { checkBody }) => {
+  tokenRoute(router, s.auth, {
+    method: 'POST',
+    path: '/api/v1/meters',
+    summary: 'Create a meter',
+    ...WRITE,
+    body: CreateBody,
+    success: 201,
+    handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const raw = body(req)
       const unknown = rejectUnknown(raw, CREATE_KEYS)
       if ('display_unit' in raw)
@@ -207,19 +199,15 @@ export function registerMeters(
       const [view] = await viewMeters(s, ws, [m])
       return json(201, { data: view, warning: warning([...changed]) })
     },
-  )
+  })
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'PATCH',
-      path: '/api/v1/meters/:meter',
-      summary: 'Update a meter',
-      ...WRITE,
-      body: PatchBody,
-    },
-    async (req, { workspaceId: ws }, { checkBody }) => {
+  tokenRoute(router, s.auth, {
+    method: 'PATCH',
+    path: '/api/v1/meters/:meter',
+    summary: 'Update a meter',
+    ...WRITE,
+    body: PatchBody,
+    handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'meter')
       const m = await s.meters.byId(ws, id)
       if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
@@ -259,19 +247,15 @@ export function registerMeters(
       const [view] = await viewMeters(s, ws, [next])
       return json(200, { data: view, warning: warning([...changed]) })
     },
-  )
+  })
 
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'DELETE',
-      path: '/api/v1/meters/:meter',
-      summary: 'Delete a meter',
-      ...WRITE,
-      body: DeleteBody,
-    },
-    async (req, { workspaceId: ws }, { checkBody }) => {
+  tokenRoute(router, s.auth, {
+    method: 'DELETE',
+    path: '/api/v1/meters/:meter',
+    summary: 'Delete a meter',
+    ...WRITE,
+    body: DeleteBody,
+    handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'meter')
       const m = await s.meters.byId(ws, id)
       if (!m) throw apiError('NotFound', `Meter ${id} not found.`)
@@ -300,5 +284,5 @@ export function registerMeters(
         },
       })
     },
-  )
+  })
 }

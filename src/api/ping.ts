@@ -10,15 +10,11 @@ export function registerPing(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'store'>,
 ): void {
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'GET',
-      path: '/api/v1/ping',
-      summary: 'Authenticated liveness probe with scheduler heartbeat',
-    },
-    async () => {
+  tokenRoute(router, s.auth, {
+    method: 'GET',
+    path: '/api/v1/ping',
+    summary: 'Authenticated liveness probe with scheduler heartbeat',
+    handler: async () => {
       const scheduler = await heartbeat(s.store.sql, s.clock, s.config.SCHEDULER_INTERVAL_S)
       return json(200, {
         status: scheduler.ever_ran && !scheduler.stale ? 'ok' : 'degraded',
@@ -27,9 +23,12 @@ export function registerPing(
         scheduler,
       })
     },
-  )
-  router.route(
-    { method: 'GET', path: '/healthz', summary: 'Liveness without authentication', auth: 'none' },
-    () => json(200, { status: 'ok' }),
-  )
+  })
+  router.route({
+    method: 'GET',
+    path: '/healthz',
+    summary: 'Liveness without authentication',
+    auth: 'none',
+    handler: () => json(200, { status: 'ok' }),
+  })
 }

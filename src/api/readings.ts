@@ -105,17 +105,13 @@ export function registerReadings(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'groups' | 'meters' | 'store' | 'tenants'>,
 ): void {
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'GET',
-      path: '/api/v1/readings',
-      summary: 'Readings: raw, hourly or daily aggregates, or derived consumption',
-      scope: 'data:read',
-      query: READINGS_QUERY,
-    },
-    async (req, { workspaceId: ws }) => {
+  tokenRoute(router, s.auth, {
+    method: 'GET',
+    path: '/api/v1/readings',
+    summary: 'Readings: raw, hourly or daily aggregates, or derived consumption',
+    scope: 'data:read',
+    query: READINGS_QUERY,
+    handler: async (req, { workspaceId: ws }) => {
       const q = req.query
       const errs = new FieldErrorCollector()
       const meterId = intParam(q, 'meter_id', errs)
@@ -242,5 +238,5 @@ export function registerReadings(
         meta: meta(page, perPage, total),
       })
     },
-  )
+  })
 }

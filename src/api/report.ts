@@ -42,7 +42,7 @@ const ReportRequest = Type.Object({
 })
 
 export function registerReport(router: Router, s: Pick<ApiDeps, 'auth' | 'ingest'>): void {
-  const contract = {
+  tokenRoute(router, s.auth, {
     method: 'POST',
     path: '/api/v1/reportData',
     summary: 'Report a batch of readings (201 when one was stored, 200 otherwise)',
@@ -50,25 +50,25 @@ export function registerReport(router: Router, s: Pick<ApiDeps, 'auth' | 'ingest
     body: ReportRequest,
     success: 201,
     response: ReportResult,
-  } as const
-  tokenRoute(router, s.auth, contract, async (req, p) => {
-    const body = req.json<{ readings?: unknown }>()
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw validationError({ body: ['The body must be an object with a readings array.'] })
-    if (!Array.isArray(body.readings))
-      throw validationError({
-        readings: [
-          body.readings === undefined
-            ? 'The readings field is required.'
-            : 'The readings field must be an array.',
-        ],
+    handler: async (req, p) => {
+      const body = req.json<{ readings?: unknown }>()
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw validationError({ body: ['The body must be an object with a readings array.'] })
+      if (!Array.isArray(body.readings))
+        throw validationError({
+          readings: [
+            body.readings === undefined
+              ? 'The readings field is required.'
+              : 'The readings field must be an array.',
+          ],
+        })
+      const outcome = await s.ingest.ingest({
+        workspaceId: p.workspaceId,
+        items: body.readings,
+        source: 'report',
+        errorPrefix: 'readings',
       })
-    const outcome = await s.ingest.ingest({
-      workspaceId: p.workspaceId,
-      items: body.readings,
-      source: 'report',
-      errorPrefix: 'readings',
-    })
-    return json(outcome.accepted > 0 ? 201 : 200, outcome)
+      return json(outcome.accepted > 0 ? 201 : 200, outcome)
+    },
   })
 }

@@ -14,18 +14,27 @@ export type TokenHandler<B extends TSchema> = (
   ctx: RouteContext<B>,
 ) => Promise<HttpResponse> | HttpResponse
 
+/** Contract and handler in one object, as fastify's route. */
+export type TokenRoute<B extends TSchema> = Omit<RouteContract, 'auth' | 'body'> & {
+  body?: B
+  handler: TokenHandler<B>
+}
+
 export function tokenRoute<B extends TSchema = TSchema>(
   router: Router,
   auth: Authenticator,
-  contract: Omit<RouteContract, 'auth' | 'body'> & { body?: B },
-  handler: TokenHandler<B>,
+  route: TokenRoute<B>,
 ): void {
+  const { handler, ...contract } = route
   const { scope, groupsManage } = contract
-  router.route({ ...contract, auth: 'token' }, async (req) =>
-    handler(
-      req,
-      await auth.authenticate(req, { scope, groupsManage }),
-      routeContext(contract, req),
-    ),
-  )
+  router.route({
+    ...contract,
+    auth: 'token',
+    handler: async (req) =>
+      handler(
+        req,
+        await auth.authenticate(req, { scope, groupsManage }),
+        routeContext(contract, req),
+      ),
+  })
 }

@@ -13,17 +13,13 @@ export function registerStatusReports(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'clock' | 'meters' | 'store'>,
 ): void {
-  tokenRoute(
-    router,
-    s.auth,
-    {
-      method: 'GET',
-      path: '/api/v1/statusReports',
-      summary: 'Device status history, newest first',
-      scope: 'data:read',
-      query: [{ name: 'meter_id', schema: Type.Integer() }, ...RANGE_QUERY],
-    },
-    async (req, { workspaceId: ws }) => {
+  tokenRoute(router, s.auth, {
+    method: 'GET',
+    path: '/api/v1/statusReports',
+    summary: 'Device status history, newest first',
+    scope: 'data:read',
+    query: [{ name: 'meter_id', schema: Type.Integer() }, ...RANGE_QUERY],
+    handler: async (req, { workspaceId: ws }) => {
       const q = req.query
       const errs = new FieldErrorCollector()
       const meterId = intParam(q, 'meter_id', errs)
@@ -59,5 +55,5 @@ export function registerStatusReports(
         meta: meta(page, perPage, total),
       })
     },
-  )
+  })
 }

@@ -43,7 +43,7 @@ export function registerWebhookIngest(
   router: Router,
   s: Pick<ApiDeps, 'config' | 'coord' | 'ingest' | 'log' | 'outbox' | 'webhooks'>,
 ): void {
-  const contract = {
+  router.route({
     method: 'POST',
     path: '/api/v1/webhooks/:endpoint',
     summary: 'Webhook ingest: foreign JSON mapped onto readings by the endpoint mapping',
@@ -51,106 +51,106 @@ export function registerWebhookIngest(
     body: Type.Unknown(),
     bodyByHand: true,
     response: ReportResult,
-  } as const
-  // The endpoint's token is checked here, after the per-IP rate limit.
-  router.route(contract, async (req) => {
-    const rl = await s.coord.take(`rl:webhook-ip:${req.ip}`, WEBHOOK_RATE_PER_MINUTE, 60_000)
-    req.responseHeaders['x-ratelimit-limit'] = String(WEBHOOK_RATE_PER_MINUTE)
-    req.responseHeaders['x-ratelimit-remaining'] = String(
-      Math.max(0, WEBHOOK_RATE_PER_MINUTE - rl.count),
-    )
-    if (!rl.ok) {
-      req.responseHeaders['retry-after'] = String(Math.ceil(rl.resetMs / 1000))
-      throw apiError(
-        'RateLimited',
-        `Rate limit of ${WEBHOOK_RATE_PER_MINUTE} requests per minute per IP exceeded.`,
+    // The endpoint's token is checked here, after the per-IP rate limit.
+    handler: async (req) => {
+      const rl = await s.coord.take(`rl:webhook-ip:${req.ip}`, WEBHOOK_RATE_PER_MINUTE, 60_000)
+      req.responseHeaders['x-ratelimit-limit'] = String(WEBHOOK_RATE_PER_MINUTE)
+      req.responseHeaders['x-ratelimit-remaining'] = String(
+        Math.max(0, WEBHOOK_RATE_PER_MINUTE - rl.count),
       )
-    }
-
-    const repo = s.webhooks!
-    const id = req.params.endpoint ?? ''
-    const token = webhookToken(req)
-    const ep = id.length <= 64 ? await repo.get(id) : null
-    // Hash and compare even when the endpoint is unknown, so all three 401s look alike.
-    const given = Buffer.from(hashWebhookToken(token ?? ''), 'hex')
-    const expected = Buffer.from(ep?.token_hash ?? hashWebhookToken(crypto.randomUUID()), 'hex')
-    const tokenOk = token !== null && crypto.timingSafeEqual(given, expected)
-    if (!ep || !tokenOk || !ep.enabled) throw apiError('Unauthenticated')
-    req.workspaceId = ep.workspace_id
-
-    const body = req.json()
-    const mapping = repo.mapping(ep)
-    // Item cap before any field is mapped; the whole mapping bounded in time.
-    const items = await mapDelivery(mapping, body, {
-      maxItems: s.config.MAX_BATCH_ITEMS,
-      budgetMs: s.config.WEBHOOK_MAPPING_BUDGET_MS,
-    })
-
-    const results: (WebhookResult | null)[] = new Array(items.length).fill(null)
-    const toIngest: unknown[] = []
-    const ingestIndex: number[] = []
-    for (let i = 0; i < items.length; i++) {
-      const mapped = items[i]!
-      const miss = missingField(mapped)
-      if (miss) {
-        results[i] = {
-          index: i,
-          status: 'rejected_unmappable',
-          reason: miss.reason,
-          meter: str(mapped.meter),
-          kind: str(mapped.kind),
-          recorded_at: str(mapped.recorded_at),
-        }
-      } else {
-        toIngest.push(mapped)
-        ingestIndex.push(i)
+      if (!rl.ok) {
+        req.responseHeaders['retry-after'] = String(Math.ceil(rl.resetMs / 1000))
+        throw apiError(
+          'RateLimited',
+          `Rate limit of ${WEBHOOK_RATE_PER_MINUTE} requests per minute per IP exceeded.`,
+        )
       }
-    }
 
-    let accepted = 0
-    let rejected = results.filter((r) => r !== null).length
-    if (toIngest.length) {
-      // A profile violation throws the pipeline's 422: nothing of the delivery is stored.
-      const out = await s.ingest
-        .ingest({
-          workspaceId: ep.workspace_id,
-          items: toIngest,
-          source: 'webhook',
-          errorPrefix: 'items',
-        })
-        .catch((err: unknown) => {
-          throw err instanceof ApiError && err.errors ? reindex(err, ingestIndex) : err
-        })
-      out.results.forEach((r, j) => {
-        const index = ingestIndex[j]!
-        const res: WebhookResult = {
-          index,
-          status: r.status,
-          meter: r.meter,
-          kind: r.kind,
-          recorded_at: r.recorded_at,
-        }
-        if (r.reason !== undefined) res.reason = r.reason
-        results[index] = res
-        if (r.status === 'created' || r.status === 'duplicate') accepted++
-        else rejected++
+      const repo = s.webhooks!
+      const id = req.params.endpoint ?? ''
+      const token = webhookToken(req)
+      const ep = id.length <= 64 ? await repo.get(id) : null
+      // Hash and compare even when the endpoint is unknown, so all three 401s look alike.
+      const given = Buffer.from(hashWebhookToken(token ?? ''), 'hex')
+      const expected = Buffer.from(ep?.token_hash ?? hashWebhookToken(crypto.randomUUID()), 'hex')
+      const tokenOk = token !== null && crypto.timingSafeEqual(given, expected)
+      if (!ep || !tokenOk || !ep.enabled) throw apiError('Unauthenticated')
+      req.workspaceId = ep.workspace_id
+
+      const body = req.json()
+      const mapping = repo.mapping(ep)
+      // Item cap before any field is mapped; the whole mapping bounded in time.
+      const items = await mapDelivery(mapping, body, {
+        maxItems: s.config.MAX_BATCH_ITEMS,
+        budgetMs: s.config.WEBHOOK_MAPPING_BUDGET_MS,
       })
-    }
-    const delivered = results.filter((r): r is WebhookResult => r !== null)
-    // One reading.rejected per delivery, unmappable items included (api-v1.md, Events).
-    const tally = new RejectionTally()
-    tally.add(delivered)
-    if (tally.total > 0)
-      await s.outbox
-        .emit(ep.workspace_id, 'reading.rejected', { ...tally.summary('webhook') })
-        .catch((err) => s.log.error({ err }, 'could not emit reading.rejected'))
-    const message = accepted === 0 ? refusedMessage(delivered) : undefined
-    return json(200, {
-      accepted,
-      rejected,
-      ...(message !== undefined ? { message } : {}),
-      results: delivered,
-    })
+
+      const results: (WebhookResult | null)[] = new Array(items.length).fill(null)
+      const toIngest: unknown[] = []
+      const ingestIndex: number[] = []
+      for (let i = 0; i < items.length; i++) {
+        const mapped = items[i]!
+        const miss = missingField(mapped)
+        if (miss) {
+          results[i] = {
+            index: i,
+            status: 'rejected_unmappable',
+            reason: miss.reason,
+            meter: str(mapped.meter),
+            kind: str(mapped.kind),
+            recorded_at: str(mapped.recorded_at),
+          }
+        } else {
+          toIngest.push(mapped)
+          ingestIndex.push(i)
+        }
+      }
+
+      let accepted = 0
+      let rejected = results.filter((r) => r !== null).length
+      if (toIngest.length) {
+        // A profile violation throws the pipeline's 422: nothing of the delivery is stored.
+        const out = await s.ingest
+          .ingest({
+            workspaceId: ep.workspace_id,
+            items: toIngest,
+            source: 'webhook',
+            errorPrefix: 'items',
+          })
+          .catch((err: unknown) => {
+            throw err instanceof ApiError && err.errors ? reindex(err, ingestIndex) : err
+          })
+        out.results.forEach((r, j) => {
+          const index = ingestIndex[j]!
+          const res: WebhookResult = {
+            index,
+            status: r.status,
+            meter: r.meter,
+            kind: r.kind,
+            recorded_at: r.recorded_at,
+          }
+          if (r.reason !== undefined) res.reason = r.reason
+          results[index] = res
+          if (r.status === 'created' || r.status === 'duplicate') accepted++
+          else rejected++
+        })
+      }
+      const delivered = results.filter((r): r is WebhookResult => r !== null)
+      // One reading.rejected per delivery, unmappable items included (api-v1.md, Events).
+      const tally = new RejectionTally()
+      tally.add(delivered)
+      if (tally.total > 0)
+        await s.outbox
+          .emit(ep.workspace_id, 'reading.rejected', { ...tally.summary('webhook') })
+          .catch((err) => s.log.error({ err }, 'could not emit reading.rejected'))
+      const message = accepted === 0 ? refusedMessage(delivered) : undefined
+      return json(200, {
+        accepted,
+        rejected,
+        ...(message !== undefined ? { message } : {}),
+        results: delivered,
+      })
+    },
   })
 }
 

@@ -34,8 +34,9 @@ export interface ListedRoute {
 export class Router {
   private readonly routes: Route[] = []
 
-  /** A route described by its contract: method, path, auth, schemas, CLI command. */
-  route(contract: RouteContract, handler: Handler): this {
+  /** A route: its contract (method, path, auth, schemas, CLI command) and its handler. */
+  route(route: RouteContract & { handler: Handler }): this {
+    const { handler, ...contract } = route
     const { method, path, maxBodyBytes } = contract
     const options = maxBodyBytes === undefined ? {} : { maxBodyBytes }
     this.routes.push({ method, segments: split(path), handler, options, contract })

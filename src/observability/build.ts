@@ -94,20 +94,20 @@ export function buildObservability(s: ObservabilityDeps): Observability {
     registerRoutes(router: Router) {
       // Never public: METRICS_TOKEN when set (a scraper's own token), else the admin token.
       const token = s.config.METRICS_TOKEN ?? s.adminToken
-      const contract = {
+      router.route({
         method: 'GET',
         path: '/metrics',
         summary:
           'Prometheus metrics (text exposition format); bearer METRICS_TOKEN when set, else the admin token',
         auth: 'admin',
-      } as const
-      router.route(contract, async (req) => {
-        checkAdmin(req, token)
-        return {
-          status: 200,
-          body: await m.text(),
-          headers: { 'content-type': m.registry.contentType },
-        }
+        handler: async (req) => {
+          checkAdmin(req, token)
+          return {
+            status: 200,
+            body: await m.text(),
+            headers: { 'content-type': m.registry.contentType },
+          }
+        },
       })
     },
   }

@@ -6,14 +6,11 @@ import { buildOpenApi } from './document.js'
 
 export function registerOpenApi(router: Router): void {
   let doc: unknown = null
-  const contract = {
+  router.route({
     method: 'GET',
     path: '/api/v1/openapi.json',
     summary: 'This document',
     auth: 'none',
-  } as const
-  router.route(contract, () => ({
-    status: 200,
-    body: (doc ??= buildOpenApi(router.list())),
-  }))
+    handler: () => ({ status: 200, body: (doc ??= buildOpenApi(router.list())) }),
+  })
 }
