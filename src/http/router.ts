@@ -49,11 +49,9 @@ export class Router {
     return this
   }
 
+  // Routes of the tests (test/http/rate-limit-cases.ts); the service's own use route().
   get = (p: string, h: Handler, o?: RouteOptions) => this.add('GET', p, h, o)
   post = (p: string, h: Handler, o?: RouteOptions) => this.add('POST', p, h, o)
-  put = (p: string, h: Handler, o?: RouteOptions) => this.add('PUT', p, h, o)
-  patch = (p: string, h: Handler, o?: RouteOptions) => this.add('PATCH', p, h, o)
-  delete = (p: string, h: Handler, o?: RouteOptions) => this.add('DELETE', p, h, o)
 
   /** Every registered route with its contract: the source of the OpenAPI document. */
   list(): ListedRoute[] {
