@@ -4,22 +4,22 @@
 // on (per kind) the window holds everything stored. A reading inside that complete part —
 // also a late one — is checked for duplicates and flagged from the window alone; only older
 // readings ask ClickHouse (batched with the other meters of the tick), which has the final
-// word. A turn ends only after its rows are stored.
-import { apiError } from '../errors.js'
+// word. A turn ends only after its rows are stored. A turn is a sequence of phases (dedupe,
+// flag, restate, write, settle), methods below; turns.ts runs each phase for many actors.
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { chTime } from '../store/sql.js'
-import { deleteStatusVersions } from '../store/status.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
-import type { HistoryLoader, MeterHistory } from '../store/history.js'
-import { Mailbox } from './mailbox.js'
+import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
+import type { StoredReadingRow } from '../store/reading-row.js'
 import {
   NEIGHBOURHOOD,
   type Kind,
   type MeterQualityContext,
   type QualityFlag,
+  type TimelineReading,
 } from './quality/index.js'
 import { MeterTimeline } from './timeline.js'
 
@@ -38,11 +38,12 @@ export interface ActorReading {
 
 export type ActorVerdict = 'created' | 'duplicate'
 
-interface JoinedRequest {
+/** One request's readings of this meter, waiting for (or in) a turn. */
+export interface Joined {
   meter: Meter
   readings: ActorReading[]
-  resolve: (v: Map<number, ActorVerdict>) => void
-  reject: (e: unknown) => void
+  /** Called once: the verdicts by ref, or the error that failed the turn. */
+  done: (verdicts: Map<number, ActorVerdict> | null, err?: unknown) => void
 }
 
 export interface ActorEnv {
@@ -80,7 +81,7 @@ export const WINDOW_SPAN_MS = 6 * 3_600_000
 export const WINDOW_MAX = 256
 
 /** A readings row on its way to the store. */
-interface RowOut {
+export interface RowOut {
   kind: string
   recordedAt: string
   value: number
@@ -110,16 +111,65 @@ function rowLine(ws: number, meterId: number, r: RowOut): string {
   )
 }
 
+/**
+ * One turn of one meter: the readings of the requests that joined it (refs renumbered), and
+ * what each phase found. The phases are methods of the actor; `runTurns` (turns.ts) runs
+ * each phase for many actors at once, so their look-ups share queries and their rows one
+ * write.
+ */
+export interface Turn {
+  actor: MeterActor
+  meter: Meter
+  /** The window this turn works on (loaded first when the actor holds none). */
+  tl: MeterTimeline | null
+  readings: ActorReading[]
+  verdicts: Map<number, ActorVerdict>
+  /** Readings that are new after dedupe (and, once flagged, those stored). */
+  created: ActorReading[]
+  /** Readings the window cannot rule out as stored: ClickHouse decides. */
+  ask: ActorReading[] | null
+  rows: RowOut[]
+  /** Flags changed on neighbours, by key. */
+  changed: Map<string, QualityFlag[]> | null
+  /** Stored neighbours whose flags changed: re-versioned from their full rows. */
+  restate: ReadingKey[]
+  status: StatusOut | null
+  /** Set by the phase that failed: nothing of this turn may count as stored. */
+  failed?: unknown
+}
+
+/** Status reports of a turn's created readings; the newest one is the meter's status. */
+export interface StatusOut {
+  rows: string
+  count: number
+  versions: number[]
+  newest: { statuses: string[]; reportedAt: number; rawFlags: string[] } | null
+}
+
+/** The event a turn emits after its write, if the meter's status changed. */
+export interface StatusChange {
+  ws: number
+  payload: Record<string, unknown>
+}
+
+const byTimeAndKind = (a: ActorReading, b: ActorReading) =>
+  a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0)
+
 export class MeterActor {
-  readonly mailbox = new Mailbox()
   private timeline: MeterTimeline | null = null
   private latest = { consumption: -Infinity, saldo: -Infinity }
   private status: { statuses: string[]; reportedAt: number } | null = null
   private meter: Meter
-  private seen: number | null = null
+  /** When the registry last handed this actor readings (its LRU order). */
+  lastUsed = 0
+  /** Change counter seen last under the meter's lock (cluster). */
+  seen: number | null = null
   /** Per kind: the window holds every stored reading with recorded_at after this. */
   private completeAfter: Record<Kind, number> = { consumption: Infinity, saldo: Infinity }
-  lastUsed = 0
+  /** A turn of this actor is running (turns of one meter never overlap). */
+  busy = false
+  /** Requests waiting for the next turn, which they will share (registry.ts). */
+  waiting: Joined[] | null = null
 
   constructor(
     meter: Meter,
@@ -134,69 +184,13 @@ export class MeterActor {
     }
   }
 
-  /** Handles one request's readings of this meter; resolves after they are stored. */
-  /**
-   * Handles one request's readings of this meter; resolves after they are stored. Requests
-   * that arrive while a turn runs wait for it, then go together as ONE turn (one write):
-   * overlapping requests on the same meters cost one turn and one INSERT per round, not
-   * one per request. They succeed or fail together; the first of them to carry a reading
-   * gets `created`, the others `duplicate` (as one after the other would).
-   */
-  handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
-    return new Promise((resolve, reject) => {
-      const entry = { meter, readings, resolve, reject }
-      if (this.waiting) {
-        this.waiting.push(entry)
-        return
-      }
-      const group = (this.waiting = [entry])
-      this.mailbox
-        .post(() => {
-          if (this.waiting === group) this.waiting = null
-          return this.joinedTurn(group)
-        })
-        .catch(() => {}) // each entry was rejected itself
-    })
+  get meterId(): number {
+    return this.meter.id
   }
 
-  /** Requests waiting for the next turn, which they will share. */
-  private waiting: JoinedRequest[] | null = null
-
-  private async joinedTurn(group: JoinedRequest[]): Promise<void> {
-    try {
-      if (this.env.stopping) throw apiError('Unavailable', 'Shutting down; retry the request.')
-      // The newest meter settings; refs renumbered across requests and mapped back.
-      const meter = group[group.length - 1]!.meter
-      let readings: ActorReading[]
-      if (group.length === 1) readings = group[0]!.readings
-      else {
-        readings = []
-        for (const [g, e] of group.entries())
-          for (const r of e.readings) readings.push({ ...r, ref: r.ref * group.length + g })
-      }
-      const verdicts = await this.lockedTurn(meter, readings)
-      if (group.length === 1) return group[0]!.resolve(verdicts)
-      const split = group.map(() => new Map<number, ActorVerdict>())
-      for (const [ref, v] of verdicts)
-        split[ref % group.length]!.set(Math.floor(ref / group.length), v)
-      group.forEach((e, g) => e.resolve(split[g]!))
-    } catch (err) {
-      for (const e of group) e.reject(err)
-    }
-  }
-
-  private async lockedTurn(
-    meter: Meter,
-    readings: ActorReading[],
-  ): Promise<Map<number, ActorVerdict>> {
-    const locks = this.env.locks
-    if (!locks) return this.turn(meter, readings)
-    const r = await locks.withLock(meter.id, this.seen, (changed) => {
-      if (changed) this.timeline = null
-      return this.turn(meter, readings)
-    })
-    this.seen = r.seen
-    return r.result
+  /** Turns running or waiting (the registry's idle test and the mailbox-depth metric). */
+  get depth(): number {
+    return (this.busy ? 1 : 0) + (this.waiting ? 1 : 0)
   }
 
   private context(exchanges: MeterHistory['exchanges']): MeterQualityContext {
@@ -212,21 +206,46 @@ export class MeterActor {
 
   private exchanges: MeterHistory['exchanges'] = []
 
-  private async hydrate(): Promise<MeterTimeline> {
+  /**
+   * Starts a turn with the newest meter settings. A change of settings (rollover_max,
+   * unit, ...) rebuilds the quality context over the readings held.
+   */
+  begin(meter: Meter, readings: ActorReading[]): Turn {
+    if (meter !== this.meter) {
+      const kept = this.timeline?.readings() ?? null
+      this.meter = meter
+      if (kept) this.timeline = new MeterTimeline(this.context(this.exchanges), kept)
+    }
+    return {
+      actor: this,
+      meter,
+      tl: this.timeline,
+      readings,
+      verdicts: new Map(),
+      created: [],
+      ask: null,
+      rows: [],
+      changed: null,
+      restate: [],
+      status: null,
+    }
+  }
+
+  /** Loads the window from the store (a turn started without one). */
+  async hydrate(turn: Turn): Promise<void> {
     const h = await this.env.history.load(this.meter.workspace_id, this.meter.id)
     this.exchanges = h.exchanges
     this.latest = { ...h.latest }
     this.status = h.status
       ? { statuses: h.status.statuses, reportedAt: Date.parse(h.status.reported_at) }
       : null
-    this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
+    turn.tl = this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
     // The loaded rows are the newest of each kind, complete from the oldest one on.
     for (const k of KINDS) {
       let oldest = Infinity
       for (const r of h.window) if (r.kind === k && r.recordedAt < oldest) oldest = r.recordedAt
       this.completeAfter[k] = oldest === Infinity ? -Infinity : oldest - 1
     }
-    return this.timeline
   }
 
   /**
@@ -253,29 +272,15 @@ export class MeterActor {
     this.timeline = null
   }
 
-  private async turn(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
-    if (meter !== this.meter) {
-      // The meter's settings changed (rollover_max, unit, ...): rebuild the quality context.
-      const kept = this.timeline?.readings() ?? null
-      this.meter = meter
-      if (kept) this.timeline = new MeterTimeline(this.context(this.exchanges), kept)
-    }
-    const tl = this.timeline ?? (await this.hydrate())
-    const ws = meter.workspace_id
-    const verdicts = new Map<number, ActorVerdict>()
-    const sorted =
-      readings.length > 1
-        ? [...readings].sort(
-            (a, b) =>
-              a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0),
-          )
-        : readings
-
-    // Duplicates: same identity twice in this request (adjacent once sorted), in the
-    // window, or (older than the newest stored of its kind and outside the window) in
-    // ClickHouse.
-    const fresh: ActorReading[] = []
-    let ask: ActorReading[] | null = null
+  /**
+   * Phase 1, dedupe: the same identity twice in this turn (adjacent once sorted) or in the
+   * window is a duplicate. A reading older than the newest stored of its kind and outside
+   * the window's complete part goes to `ask` (ClickHouse has the final word).
+   */
+  dedupe(turn: Turn): void {
+    const tl = turn.tl!
+    const { readings, verdicts } = turn
+    const sorted = readings.length > 1 ? [...readings].sort(byTimeAndKind) : readings
     let prev: ActorReading | null = null
     for (const r of sorted) {
       const again = prev !== null && prev.recordedAt === r.recordedAt && prev.kind === r.kind
@@ -286,172 +291,187 @@ export class MeterActor {
       }
       // Newer than anything stored, or inside the window's complete part: the window knows.
       if (r.recordedAt <= this.latest[r.kind] && r.recordedAt <= this.completeAfter[r.kind])
-        (ask ??= []).push(r)
-      fresh.push(r)
+        (turn.ask ??= []).push(r)
+      turn.created.push(r)
     }
-    let created = fresh
-    if (ask) {
-      const stored = await this.env.history.existing(
-        ws,
-        meter.id,
-        ask.map((r) => ({ kind: r.kind, t: r.recordedAt })),
+  }
+
+  /** Dedupe's store half: the asked readings ClickHouse holds already are duplicates. */
+  dropStored(turn: Turn, stored: Set<string>): void {
+    const created: ActorReading[] = []
+    for (const r of turn.created) {
+      if (stored.has(key(r.kind, r.recordedAt))) turn.verdicts.set(r.ref, 'duplicate')
+      else created.push(r)
+    }
+    turn.created = created
+  }
+
+  /**
+   * Exact flags need each reading's stored neighbours in the window: the times of those
+   * the window cannot vouch for, to load from the store (merged across meters).
+   */
+  far(turn: Turn): number[] {
+    const tl = turn.tl!
+    const out: number[] = []
+    for (const r of turn.created) if (!this.windowKnows(tl, r.recordedAt)) out.push(r.recordedAt)
+    return out
+  }
+
+  /** Loads stored neighbours into the window (their stored flags kept). */
+  addNeighbours(turn: Turn, rows: TimelineReading[]): void {
+    turn.tl!.load(rows)
+  }
+
+  /**
+   * Phase 2, flag: each new reading goes into the window in order, gets its flags and its
+   * row. Neighbours whose flags changed: new rows of this turn are amended in place, stored
+   * ones are listed in `restate`.
+   */
+  flag(turn: Turn, now: string): void {
+    const tl = turn.tl!
+    const meter = turn.meter
+    const rows = turn.rows
+    const created: ActorReading[] = []
+    let changed: Map<string, QualityFlag[]> | null = null
+    const unit = meterUnit(meter)
+    for (const r of turn.created) {
+      const c: Canonical =
+        r.unit !== null && isUnit(r.unit)
+          ? canonicalize(r.value, r.unit, unit)
+          : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
+      const res = tl.insert({
+        kind: r.kind,
+        recordedAt: r.recordedAt,
+        canonicalValue: c.canonicalValue,
+        unitMismatch: c.unitMismatch,
+      })
+      if (res.duplicate) {
+        turn.verdicts.set(r.ref, 'duplicate')
+        continue
+      }
+      rows.push({
+        kind: r.kind,
+        recordedAt: chTime(r.recordedAt),
+        value: r.value,
+        unit: r.unit,
+        canonicalValue: c.canonicalValue,
+        canonicalUnit: c.canonicalUnit,
+        flags: res.flags,
+        rawJson: r.rawPayload,
+        ingestedAt: now,
+        version: this.env.store.version(),
+      })
+      for (const ch of res.changed)
+        (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
+      turn.verdicts.set(r.ref, 'created')
+      created.push(r)
+    }
+    turn.created = created
+    turn.changed = changed
+    if (!changed) return
+    const own = new Map<string, RowOut>()
+    for (const row of rows)
+      own.set(`${row.kind}:${Date.parse(row.recordedAt.replace(' ', 'T') + 'Z')}`, row)
+    for (const [k, flags] of changed) {
+      const mine = own.get(k)
+      if (mine) mine.flags = flags
+      else {
+        const [kind, t] = k.split(':')
+        turn.restate.push({ kind: kind!, t: Number(t) })
+      }
+    }
+  }
+
+  /**
+   * Phase 3, restate: stored neighbours whose flags changed are written again as a new
+   * version (ReplacingMergeTree keeps the newest) from their full stored rows.
+   */
+  restate(turn: Turn, stored: StoredReadingRow[]): void {
+    for (const old of stored) {
+      const flags = turn.changed!.get(
+        key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')),
       )
-      created = []
-      for (const r of fresh) {
-        if (stored.has(key(r.kind, r.recordedAt))) verdicts.set(r.ref, 'duplicate')
-        else created.push(r)
-      }
+      if (!flags) continue
+      turn.rows.push({
+        kind: old.kind,
+        recordedAt: old.recorded_at,
+        value: Number(old.value),
+        unit: old.unit,
+        canonicalValue: old.canonical_value === null ? null : Number(old.canonical_value),
+        canonicalUnit: old.canonical_unit,
+        flags,
+        rawJson: JSON.stringify(old.raw_payload),
+        ingestedAt: old.ingested_at,
+        // Above the stored row's version, whichever instance's clock wrote it (HLC).
+        version: this.env.store.versionAfter(old.version),
+      })
     }
+  }
 
-    try {
-      const rows: RowOut[] = []
-      // Keys of this turn's new rows, built only when a neighbour's flags changed.
-      let own: Map<string, RowOut> | null = null
-      const changed = new Map<string, QualityFlag[]>()
-      const now = chTime(this.env.now())
-      // Exact flags need the reading's stored neighbours in the window; those the window
-      // cannot vouch for come from the store, all in one look-up (merged across meters).
-      const far = created
-        .filter((r) => !this.windowKnows(tl, r.recordedAt))
-        .map((r) => r.recordedAt)
-      if (far.length)
-        tl.load(await this.env.history.neighbourhood(ws, meter.id, far, NEIGHBOURHOOD))
-      for (const r of created) {
-        const c: Canonical =
-          r.unit !== null && isUnit(r.unit)
-            ? canonicalize(r.value, r.unit, meterUnit(meter))
-            : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
-        const res = tl.insert({
-          kind: r.kind,
-          recordedAt: r.recordedAt,
-          canonicalValue: c.canonicalValue,
-          unitMismatch: c.unitMismatch,
-        })
-        if (res.duplicate) {
-          verdicts.set(r.ref, 'duplicate')
-          continue
+  /** Phase 4, write (this turn's part): status report lines of the created readings. */
+  statusReports(turn: Turn): void {
+    const ws = turn.meter.workspace_id
+    let out: StatusOut | null = null
+    for (const r of turn.created) {
+      if (!r.status) continue
+      out ??= { rows: '', count: 0, versions: [], newest: null }
+      const version = this.env.store.version()
+      out.versions.push(version)
+      out.rows +=
+        JSON.stringify({
+          workspace_id: ws,
+          meter_id: turn.meter.id,
+          reported_at: chTime(r.recordedAt),
+          raw_flags: r.status.rawFlags,
+          statuses: r.status.statuses,
+          version,
+        }) + '\n'
+      out.count++
+      if (!out.newest || r.recordedAt >= out.newest.reportedAt)
+        out.newest = {
+          statuses: r.status.statuses,
+          reportedAt: r.recordedAt,
+          rawFlags: r.status.rawFlags,
         }
-        rows.push({
-          kind: r.kind,
-          recordedAt: chTime(r.recordedAt),
-          value: r.value,
-          unit: r.unit,
-          canonicalValue: c.canonicalValue,
-          canonicalUnit: c.canonicalUnit,
-          flags: res.flags,
-          rawJson: r.rawPayload,
-          ingestedAt: now,
-          version: this.env.store.version(),
-        })
-        for (const ch of res.changed) changed.set(key(ch.kind, ch.recordedAt), ch.flags)
-        verdicts.set(r.ref, 'created')
-      }
+    }
+    turn.status = out
+  }
 
-      // Neighbours whose flags changed: new rows of this turn are amended in place, stored
-      // ones are written again as a new version (ReplacingMergeTree keeps the newest).
-      const restate: { kind: string; t: number }[] = []
-      if (changed.size) {
-        own = new Map()
-        for (const row of rows)
-          own.set(`${row.kind}:${Date.parse(row.recordedAt.replace(' ', 'T') + 'Z')}`, row)
-      }
-      for (const [k, flags] of changed) {
-        const mine = own!.get(k)
-        if (mine) mine.flags = flags
-        else {
-          const [kind, t] = k.split(':')
-          restate.push({ kind: kind!, t: Number(t) })
-        }
-      }
-      const stored = restate.length ? await this.env.history.rows(ws, meter.id, restate) : []
-      for (const old of stored) {
-        const flags = changed.get(
-          key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')),
-        )
-        if (!flags) continue
-        rows.push({
-          kind: old.kind,
-          recordedAt: old.recorded_at,
-          value: Number(old.value),
-          unit: old.unit,
-          canonicalValue: old.canonical_value === null ? null : Number(old.canonical_value),
-          canonicalUnit: old.canonical_unit,
-          flags,
-          rawJson: JSON.stringify(old.raw_payload),
-          ingestedAt: old.ingested_at,
-          // Above the stored row's version, whichever instance's clock wrote it (HLC).
-          version: this.env.store.versionAfter(old.version),
-        })
-      }
+  /** Phase 4, write (this turn's part): the readings rows as JSONEachRow lines. */
+  body(turn: Turn): string {
+    let body = ''
+    for (const row of turn.rows) body += rowLine(turn.meter.workspace_id, turn.meter.id, row)
+    return body
+  }
 
-      // Status reports of created readings; the meter's status changes with the newest one.
-      let statusRows = ''
-      let statusCount = 0
-      const statusVersions: number[] = []
-      let newest: { statuses: string[]; reportedAt: number; rawFlags: string[] } | null = null
-      for (const r of created) {
-        if (!r.status || verdicts.get(r.ref) !== 'created') continue
-        const version = this.env.store.version()
-        statusVersions.push(version)
-        statusRows +=
-          JSON.stringify({
-            workspace_id: ws,
-            meter_id: meter.id,
-            reported_at: chTime(r.recordedAt),
-            raw_flags: r.status.rawFlags,
-            statuses: r.status.statuses,
-            version,
-          }) + '\n'
-        statusCount++
-        if (!newest || r.recordedAt >= newest.reportedAt)
-          newest = {
-            statuses: r.status.statuses,
-            reportedAt: r.recordedAt,
-            rawFlags: r.status.rawFlags,
-          }
-      }
+  /**
+   * After the write: the window keeps what the store now holds, trimmed to its span, and
+   * the meter's status moves to the newest report (the event to emit, if it changed).
+   */
+  settle(turn: Turn): StatusChange | null {
+    const tl = turn.tl!
+    for (const r of turn.created)
+      if (r.recordedAt > this.latest[r.kind]) this.latest[r.kind] = r.recordedAt
+    const w = this.env.window
+    const dropped = tl.retain(w?.spanMs ?? WINDOW_SPAN_MS, w?.maxPerKind ?? WINDOW_MAX)
+    for (const k of KINDS)
+      if (dropped[k] > this.completeAfter[k]) this.completeAfter[k] = dropped[k]
 
-      let body = ''
-      for (const row of rows) body += rowLine(ws, meter.id, row)
-      // No multi-table transaction in ClickHouse: status reports go first, and are taken
-      // back (by their exact versions) if the readings cannot be stored, so a failed turn
-      // leaves nothing behind and its retry stores both.
-      if (statusCount) await this.env.store.statusReports.write(statusRows, statusCount)
-      try {
-        await this.env.store.readings.write(body, rows.length)
-      } catch (err) {
-        if (statusCount)
-          await deleteStatusVersions(this.env.store.sql, ws, meter.id, statusVersions).catch(
-            () => {},
-          )
-        throw err
-      }
-
-      for (const r of created)
-        if (verdicts.get(r.ref) === 'created' && r.recordedAt > this.latest[r.kind])
-          this.latest[r.kind] = r.recordedAt
-      const w = this.env.window
-      const dropped = tl.retain(w?.spanMs ?? WINDOW_SPAN_MS, w?.maxPerKind ?? WINDOW_MAX)
-      for (const k of KINDS)
-        if (dropped[k] > this.completeAfter[k]) this.completeAfter[k] = dropped[k]
-
-      if (newest && (!this.status || newest.reportedAt > this.status.reportedAt)) {
-        const before = this.status
-        this.status = { statuses: newest.statuses, reportedAt: newest.reportedAt }
-        if (!before || !sameSet(before.statuses, newest.statuses))
-          await this.env.outbox.emit(ws, 'meter.status_changed', {
-            meter: { id: meter.id, identifier: meter.meter_identifier },
-            statuses: newest.statuses,
-            previous_statuses: before?.statuses ?? null,
-            raw_flags: newest.rawFlags,
-            reported_at: new Date(newest.reportedAt).toISOString(),
-          })
-      }
-      return verdicts
-    } catch (err) {
-      // Nothing of this turn may count as stored: reload from the store next time.
-      this.timeline = null
-      throw err
+    const newest = turn.status?.newest
+    if (!newest || (this.status && newest.reportedAt <= this.status.reportedAt)) return null
+    const before = this.status
+    this.status = { statuses: newest.statuses, reportedAt: newest.reportedAt }
+    if (before && sameSet(before.statuses, newest.statuses)) return null
+    const meter = turn.meter
+    return {
+      ws: meter.workspace_id,
+      payload: {
+        meter: { id: meter.id, identifier: meter.meter_identifier },
+        statuses: newest.statuses,
+        previous_statuses: before?.statuses ?? null,
+        raw_flags: newest.rawFlags,
+        reported_at: new Date(newest.reportedAt).toISOString(),
+      },
     }
   }
 }

@@ -100,9 +100,7 @@ export class IngestPipeline implements Ingest {
     // Every meter's turn is waited for, also when one fails: a request is answered only
     // once nothing of it is still being written (a turn that failed stored nothing; the
     // others may have — a retry then answers those as duplicates).
-    const turns = await Promise.allSettled(
-      Array.from(perMeter.values(), (g) => d.actors.handle(g.meter, g.readings, g.fresh)),
-    )
+    const turns = await d.actors.handleMany([...perMeter.values()])
     for (const t of turns) {
       if (t.status === 'rejected') continue
       for (const [ref, v] of t.value) {
