@@ -25,6 +25,12 @@ export type { Kind, MeterQualityContext, QualityFlag, TimelineReading } from './
 
 interface Entry extends ValidPoint {
   r: TimelineReading
+  /**
+   * Rate of the interval ending here (intervalRate), kept while its predecessor is the
+   * same; undefined until asked. Every insert asks the RATE_WINDOW rates before it: an
+   * append recomputed 25 of them each time (the largest self time of the turn).
+   */
+  rate: number | null | undefined
 }
 
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
@@ -69,11 +75,9 @@ export class MeterTimeline {
         continue
       }
       const arr = this.valid[rr.kind]
-      arr.splice(lowerBound(arr, rr.recordedAt), 0, {
-        t: rr.recordedAt,
-        v: rr.canonicalValue as number,
-        r: rr,
-      })
+      const i = lowerBound(arr, rr.recordedAt)
+      arr.splice(i, 0, { t: rr.recordedAt, v: rr.canonicalValue as number, r: rr, rate: undefined })
+      if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
     }
   }
 
@@ -213,6 +217,19 @@ export class MeterTimeline {
     return dropped
   }
 
+  /** intervalRate of `kind` by index, from each entry's kept rate. */
+  private rateOf(kind: Kind): (j: number) => number | null {
+    const a = this.valid[kind]
+    return (j) => {
+      // The first entry's predecessor may have been dropped from the window: no interval.
+      if (j < 1) return null
+      const e = a[j]!
+      let v = e.rate
+      if (v === undefined) e.rate = v = intervalRate(a, kind, j, this.ctx)
+      return v
+    }
+  }
+
   insert(
     input: Omit<TimelineReading, 'flags'>,
   ): { duplicate: true } | { duplicate: false; flags: QualityFlag[]; changed: TimelineReading[] } {
@@ -235,21 +252,11 @@ export class MeterTimeline {
     const view: QualityView = this.valid
     const arr = this.valid[kind]
     const i = lowerBound(arr, t)
-    arr.splice(i, 0, { t, v: r.canonicalValue as number, r })
-    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES))
-    // Interval rates for the neighbours below, memoised per kind (made on first use: an
-    // append has none): the rate family of up to RATE_WINDOW + 1 later readings is
-    // recomputed, each over RATE_WINDOW mostly shared intervals (~25 × 25 without this).
-    let rates: Record<Kind, Map<number, number | null>> | null = null
-    const rateOf = (k: Kind) => {
-      const a = this.valid[k]
-      const memo = (rates ??= { consumption: new Map(), saldo: new Map() })[k]
-      return (j: number) => {
-        let v = memo.get(j)
-        if (v === undefined) memo.set(j, (v = intervalRate(a, k, j, this.ctx)))
-        return v
-      }
-    }
+    arr.splice(i, 0, { t, v: r.canonicalValue as number, r, rate: undefined })
+    // The next reading's interval now starts here.
+    if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
+    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, this.rateOf(kind)))
+    const rateOf = (k: Kind) => this.rateOf(k)
 
     // Which families of which other readings can depend on the new reading.
     const affected = new Map<Entry, Set<Family>>()

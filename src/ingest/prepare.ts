@@ -98,14 +98,18 @@ class BatchErrors {
 /** The workspace's profiles by key: the latest version, or an exact one. */
 function profileIndex(profiles: readonly Profile[]) {
   const latest = new Map<string, Profile>()
-  const exact = new Map<string, Profile>()
+  // By key, then version: asked once per item, a `key@version` string each time was a
+  // visible share of the batch's allocations.
+  const exact = new Map<string, Map<number, Profile>>()
   for (const p of profiles) {
-    exact.set(`${p.key}@${p.version}`, p)
+    let versions = exact.get(p.key)
+    if (!versions) exact.set(p.key, (versions = new Map()))
+    versions.set(p.version, p)
     const l = latest.get(p.key)
     if (!l || p.version > l.version) latest.set(p.key, p)
   }
   return (key: string, version?: number): Profile | null =>
-    (version === undefined ? latest.get(key) : exact.get(`${key}@${version}`)) ?? null
+    (version === undefined ? latest.get(key) : exact.get(key)?.get(version)) ?? null
 }
 type ProfileOf = ReturnType<typeof profileIndex>
 
