@@ -6,6 +6,7 @@ import { withLease, type LeaseWait } from '../coord/exclusive.js'
 import { ChdbSql } from './chdb.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './migrations.js'
+import { markHoursMissedByACrash } from './rollup.js'
 import { ServerSql } from './server.js'
 import type { Sql } from './sql.js'
 
@@ -61,6 +62,9 @@ export class Store {
     await withLease(coord, 'migrations', MIGRATION_LEASE, () =>
       migrate(sql, { cluster: config.CLICKHOUSE_CLUSTER }),
     )
+    // The embedded engine runs in this process, so a kill may have cut an INSERT between a
+    // readings block and its rollup block; a server finishes its INSERTs on its own.
+    if (!config.CLICKHOUSE_URL) await markHoursMissedByACrash(sql)
     return store
   }
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { aggregateReadings } from '../../src/store/readings-query.js'
+import { markHoursMissedByACrash } from '../../src/store/rollup.js'
 import { chTime } from '../../src/store/sql.js'
 import { startTestServer } from '../helpers/server.js'
 import { createMeter, insertReadings, qs } from './helpers.js'
@@ -779,6 +780,42 @@ t.test(
     t.same(
       raw.body.data.map((x: any) => x.canonical_value),
       [null, 1],
+    )
+  },
+)
+
+t.test(
+  'a reading whose rollup block a crash cut off is counted after the next start',
+  async (t) => {
+    const m = await createMeter(s, a.token, { meter_identifier: 'crash-1', unit: 'kwh' })
+    const hour = Date.parse('2025-07-01T10:00:00Z')
+    await insertReadings(
+      s,
+      a.workspaceId,
+      [1, 2, 3].map((i) => ({ meter: m.id, at: hour + i * 60_000, value: i })),
+    )
+    // What kill -9 between the readings block and its materialized-view block leaves behind.
+    await s.app.parts.store.sql.exec(`DELETE FROM readings_hourly WHERE meter_id = {m:UInt64}`, {
+      m: m.id,
+    })
+    const f = {
+      ws: a.workspaceId,
+      meterIds: [m.id],
+      kind: null,
+      from: hour,
+      to: hour + 3_600_000 - 1,
+    }
+    const page = { limit: 10, offset: 0 }
+    const lost = await aggregateReadings(s.app.parts.store.sql, f, 'hourly', null, page)
+    t.equal(lost.rows.length, 0, 'the rollup alone misses the hour')
+    t.ok((await markHoursMissedByACrash(s.app.parts.store.sql)) >= 1, 'the hour is marked')
+    const after = await aggregateReadings(s.app.parts.store.sql, f, 'hourly', null, page)
+    t.equal(after.dirtyHours, 1, 'read as dirty: recomputed from the raw readings')
+    t.match(after.rows, [{ reading_count: 3, sum: 6 }])
+    t.equal(
+      await markHoursMissedByACrash(s.app.parts.store.sql),
+      0,
+      'marked once: the next start finds nothing',
     )
   },
 )
