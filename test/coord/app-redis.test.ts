@@ -5,12 +5,7 @@ import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
 import { startTestServer } from '../helpers/server.js'
-import {
-  addProbeRoutes,
-  freshMinute,
-  makeToken,
-  rateLimitCases,
-} from '../http/rate-limit-cases.js'
+import { addProbeRoutes, freshMinute, makeToken, rateLimitCases } from '../http/rate-limit-cases.js'
 
 if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)

@@ -3,12 +3,7 @@
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { startTestServer } from '../helpers/server.js'
-import {
-  addProbeRoutes,
-  freshMinute,
-  makeToken,
-  rateLimitCases,
-} from '../http/rate-limit-cases.js'
+import { addProbeRoutes, freshMinute, makeToken, rateLimitCases } from '../http/rate-limit-cases.js'
 
 const clock = new ManualClock()
 // In cluster mode too: this file is about in-process coordination (the store may be a server).
