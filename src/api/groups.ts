@@ -9,6 +9,7 @@ import type { HttpRequest } from '../http/types.js'
 import { json } from '../http/types.js'
 import { rejectUnknown } from '../validate.js'
 import { intParam } from '../query/params.js'
+import { Exclusive, type LeaseWait } from '../coord/exclusive.js'
 import type { ApiDeps } from './deps.js'
 import type { MeterGroup } from '../store/groups.js'
 import { pathId, WRITE } from './meters.js'
@@ -32,39 +33,18 @@ function objectBody(req: HttpRequest, allowed: string[]): Record<string, unknown
 }
 
 /** Group mutations of one workspace run one at a time (here, and under a lease across instances). */
-const chains = new Map<number, Promise<unknown>>()
-async function serialized<T>(
-  s: Pick<ApiDeps, 'auth' | 'coord' | 'groups' | 'meters'>,
-  ws: number,
-  f: () => Promise<T>,
-): Promise<T> {
-  const prev = chains.get(ws) ?? Promise.resolve()
-  const run = prev
-    .catch(() => {})
-    .then(async () => {
-      const owner = `${process.pid}:${Math.random()}`
-      for (let i = 0; !(await s.coord.lease(`groups:${ws}`, owner, 10_000)); i++) {
-        if (i > 500) throw new Error('timed out waiting for the group lock')
-        await new Promise((r) => setTimeout(r, 10))
-      }
-      try {
-        return await f()
-      } finally {
-        await s.coord.release(`groups:${ws}`, owner).catch(() => {})
-      }
-    })
-  chains.set(ws, run)
-  try {
-    return await run
-  } finally {
-    if (chains.get(ws) === run) chains.delete(ws)
-  }
+const GROUP_LOCK: LeaseWait = {
+  ttlMs: 10_000,
+  pollMs: 10,
+  attempts: 500,
+  timeout: () => new Error('timed out waiting for the group lock'),
 }
 
 export function registerGroups(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'coord' | 'groups' | 'meters'>,
 ): void {
+  const groupLock = new Exclusive(s.coord, GROUP_LOCK)
   const counts = async (ws: number) => {
     const c = new Map<number, number>()
     for (const m of await s.meters.list(ws))
@@ -113,7 +93,7 @@ export function registerGroups(
     success: 201,
     handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const b = checkBody(objectBody(req, ['name', 'parent_id']))
-      return serialized(s, ws, async () => {
+      return groupLock.run(`groups:${ws}`, async () => {
         const all = await s.groups.list(ws)
         const parentId = b.parent_id ?? null
         const parent = parentId === null ? null : all.find((g) => g.id === parentId)
@@ -144,7 +124,7 @@ export function registerGroups(
     handler: async (req, { workspaceId: ws }, { checkBody }) => {
       const id = pathId(req, 'group')
       const b = checkBody(objectBody(req, ['name', 'parent_id']))
-      return serialized(s, ws, async () => {
+      return groupLock.run(`groups:${ws}`, async () => {
         const all = await s.groups.list(ws)
         const g = all.find((x) => x.id === id)
         if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)
@@ -183,7 +163,7 @@ export function registerGroups(
     ...WRITE,
     handler: async (req, { workspaceId: ws }) => {
       const id = pathId(req, 'group')
-      return serialized(s, ws, async () => {
+      return groupLock.run(`groups:${ws}`, async () => {
         const all = await s.groups.list(ws)
         const g = all.find((x) => x.id === id)
         if (!g) throw apiError('NotFound', `Meter group ${id} not found.`)

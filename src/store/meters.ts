@@ -1,6 +1,7 @@
 // Meters: versioned rows in ClickHouse, served from a per-workspace in-memory index so the
 // ingest path resolves identifiers without a query. Writes update the local index and tell
 // other instances (coord pub/sub) to drop theirs.
+import { Exclusive } from '../coord/exclusive.js'
 import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
 import { chTime, isoFromCh, type Sql } from './sql.js'
@@ -104,7 +105,7 @@ export class MeterRepo {
   private readonly sql: Sql
   private readonly indexes = new Map<number, Promise<WorkspaceIndex>>()
   /** Creations per workspace run one at a time in this process (and under a lease across). */
-  private readonly creating = new Map<number, Promise<unknown>>()
+  private readonly creating: Exclusive
 
   constructor(
     private readonly store: Store,
@@ -112,6 +113,12 @@ export class MeterRepo {
   ) {
     this.sql = store.sql
     this.generations = new Generations(coord, 'meters')
+    this.creating = new Exclusive(coord, {
+      ttlMs: 10_000,
+      pollMs: 10,
+      attempts: 500,
+      timeout: () => new Error('timed out waiting for the meter creation lock'),
+    })
   }
 
   private readonly instance = `${process.pid}-${Math.random().toString(36).slice(2)}`
@@ -252,28 +259,8 @@ export class MeterRepo {
   }
 
   /** Runs `fn` holding the workspace's meter admission lock (in-process chain + coord lease). */
-  private async admission<T>(ws: number, fn: () => Promise<T>): Promise<T> {
-    const locked = async () => {
-      const owner = `${process.pid}:${Math.random()}`
-      const lease = `meter-create:${ws}`
-      for (let i = 0; !(await this.coord.lease(lease, owner, 10_000)); i++) {
-        if (i > 500) throw new Error('timed out waiting for the meter creation lock')
-        await new Promise((r) => setTimeout(r, 10))
-      }
-      try {
-        return await fn()
-      } finally {
-        await this.coord.release(lease, owner).catch(() => {})
-      }
-    }
-    const prev = this.creating.get(ws) ?? Promise.resolve()
-    const run = prev.catch(() => {}).then(locked)
-    this.creating.set(ws, run)
-    try {
-      return await run
-    } finally {
-      if (this.creating.get(ws) === run) this.creating.delete(ws)
-    }
+  private admission<T>(ws: number, fn: () => Promise<T>): Promise<T> {
+    return this.creating.run(`meter-create:${ws}`, fn)
   }
 
   private async createLocked<R extends string>(
