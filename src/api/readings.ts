@@ -4,10 +4,10 @@ import { Type } from '@sinclair/typebox'
 import { FieldErrorCollector, validationError } from '../errors.js'
 import type { QueryParam } from '../http/contract.js'
 import type { Router } from '../http/router.js'
-import { json } from '../http/types.js'
+import { json, type HttpResponse } from '../http/types.js'
 import { derivedConsumption } from '../query/consumption.js'
 import { intParam, enumParam, meta, pageParams, rangeParams } from '../query/params.js'
-import { aggregateReadings, rawReadings } from '../store/readings-query.js'
+import { aggregateReadings, rawReadings, type RangeFilter } from '../store/readings-query.js'
 import { isoLocal, isValidTimeZone, offsetMs } from '../domain/time.js'
 import { displayUnitOf, fromCanonical, familyOf, meterUnit } from '../domain/units.js'
 import type { ApiDeps } from './deps.js'
@@ -101,6 +101,153 @@ function derivedDisplay(m: Meter, r: { consumption: number | null; unit: string 
   return { display_consumption: fromCanonical(r.consumption, unit), display_unit: unit }
 }
 
+/** The query of GET /api/v1/readings, every field checked (422 naming each bad one). */
+interface ReadingsQuery {
+  meterId: number | undefined
+  groupId: number | undefined
+  kind: (typeof KINDS)[number] | null
+  aggregate: (typeof AGGREGATES)[number]
+  derive: 'consumption' | null
+  interpolate: 'linear' | null
+  tz: string | null
+  page: number
+  perPage: number
+  from: number
+  to: number
+}
+
+function readingsQuery(q: URLSearchParams, now: number): ReadingsQuery {
+  const errs = new FieldErrorCollector()
+  const meterId = intParam(q, 'meter_id', errs)
+  const groupId = intParam(q, 'group_id', errs)
+  if (q.has('meter_id') && q.has('group_id')) {
+    errs.add('meter_id', 'The meter_id and group_id fields are mutually exclusive.')
+    errs.add('group_id', 'The meter_id and group_id fields are mutually exclusive.')
+  }
+  const kind = enumParam(q, 'kind', KINDS, errs) ?? null
+  const aggregate = enumParam(q, 'aggregate', AGGREGATES, errs) ?? 'raw'
+  const derive = enumParam(q, 'derive', ['consumption'] as const, errs) ?? null
+  const interpolate = enumParam(q, 'interpolate', ['linear'] as const, errs) ?? null
+  let tz: string | null = null
+  const rawTz = q.get('tz')
+  if (rawTz !== null) {
+    if (isValidTimeZone(rawTz)) tz = rawTz
+    else errs.add('tz', 'The tz field must be a valid IANA time zone.')
+  }
+  if (derive) {
+    if (!q.has('meter_id'))
+      errs.add('meter_id', 'The meter_id field is required when derive is present.')
+    if (q.has('aggregate') && aggregate !== 'raw')
+      errs.add('aggregate', 'The aggregate field is not allowed with derive.')
+    if (kind === 'consumption')
+      errs.add('kind', 'derive=consumption is computed from saldo readings.')
+  } else if (q.has('interpolate'))
+    errs.add('interpolate', 'The interpolate field is only allowed with derive.')
+  const { page, perPage } = pageParams(q, errs)
+  const range = rangeParams(q, errs, now, tz)
+  errs.throwIfAny()
+  const { from, to } = range!
+  return { meterId, groupId, kind, aggregate, derive, interpolate, tz, page, perPage, from, to }
+}
+
+type Head = { aggregate: string; from: string; to: string }
+
+/** derive=consumption: one meter's consumption per period, from its saldo readings. */
+async function derivedPage(
+  s: Pick<ApiDeps, 'store'>,
+  m: Meter,
+  q: ReadingsQuery,
+  head: Head,
+): Promise<HttpResponse> {
+  const { tz, page, perPage } = q
+  const rows = await derivedConsumption(s.store.sql, m, q.from, q.to, q.interpolate)
+  const slice = rows.slice((page - 1) * perPage, page * perPage)
+  return json(200, {
+    ...head,
+    derive: q.derive,
+    data: slice.map((r) => ({
+      ...r,
+      ...derivedDisplay(m, r),
+      period_start: new Date(r.period_start).toISOString(),
+      period_end: new Date(r.period_end).toISOString(),
+      ...(tz
+        ? {
+            period_start_local: isoLocal(r.period_start, offsetMs(tz, r.period_start)),
+            period_end_local: isoLocal(r.period_end, offsetMs(tz, r.period_end)),
+          }
+        : {}),
+    })),
+    meta: meta(page, perPage, rows.length),
+  })
+}
+
+/** aggregate=raw: one row per reading identity (its newest version). */
+async function rawPage(
+  s: Pick<ApiDeps, 'store'>,
+  byId: Map<number, Meter>,
+  filter: RangeFilter,
+  q: ReadingsQuery,
+  head: Head,
+): Promise<HttpResponse> {
+  const { tz, page, perPage } = q
+  const pg = { limit: perPage, offset: (page - 1) * perPage }
+  const { rows, total } = await rawReadings(s.store.sql, filter, tz, pg)
+  return json(200, {
+    ...head,
+    data: rows.map((r) => ({
+      meter_id: r.meter_id,
+      meter_identifier: byId.get(r.meter_id)?.meter_identifier ?? null,
+      kind: r.kind,
+      value: r.value,
+      unit: r.unit,
+      canonical_value: r.canonical_value,
+      canonical_unit: r.canonical_unit,
+      ...rawDisplay(byId.get(r.meter_id), r),
+      quality_flags: r.quality_flags.length ? r.quality_flags : null,
+      recorded_at: new Date(r.t).toISOString(),
+      ...(tz ? { recorded_at_local: isoLocal(r.t, r.off!) } : {}),
+    })),
+    meta: meta(page, perPage, total),
+  })
+}
+
+/** aggregate=hourly|daily: buckets in the query's zone. */
+async function aggregatePage(
+  s: Pick<ApiDeps, 'clock' | 'config' | 'store' | 'tenants'>,
+  byId: Map<number, Meter>,
+  filter: RangeFilter,
+  q: ReadingsQuery & { aggregate: 'hourly' | 'daily' },
+  head: Head,
+): Promise<HttpResponse> {
+  const { page, perPage } = q
+  // Retention may prune readings older than now − retention_days at any time: those hours
+  // come from the raw readings, never from the rollup (docs/query.md).
+  const w = await s.tenants.getWorkspace(filter.ws)
+  const rawBefore = w?.retention_days ? s.clock.now() - w.retention_days * 86_400_000 : undefined
+  const { rows, total } = await aggregateReadings(
+    s.store.sql,
+    { ...filter, rawBefore, partsAware: !s.config.CLICKHOUSE_CLUSTER },
+    q.aggregate,
+    q.tz,
+    { limit: perPage, offset: (page - 1) * perPage },
+  )
+  return json(200, {
+    ...head,
+    data: rows.map((r) => ({
+      bucket_start: r.bucket_start,
+      meter_id: r.meter_id,
+      kind: r.kind,
+      reading_count: r.reading_count,
+      sum: r.sum,
+      min: r.min,
+      max: r.max,
+      avg: r.avg,
+      ...aggregateDisplay(byId.get(r.meter_id), r),
+    })),
+    meta: meta(page, perPage, total),
+  })
+}
+
 export function registerReadings(
   router: Router,
   s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'groups' | 'meters' | 'store' | 'tenants'>,
@@ -112,39 +259,9 @@ export function registerReadings(
     scope: 'data:read',
     query: READINGS_QUERY,
     handler: async (req, { workspaceId: ws }) => {
-      const q = req.query
-      const errs = new FieldErrorCollector()
-      const meterId = intParam(q, 'meter_id', errs)
-      const groupId = intParam(q, 'group_id', errs)
-      if (q.has('meter_id') && q.has('group_id')) {
-        errs.add('meter_id', 'The meter_id and group_id fields are mutually exclusive.')
-        errs.add('group_id', 'The meter_id and group_id fields are mutually exclusive.')
-      }
-      const kind = enumParam(q, 'kind', KINDS, errs) ?? null
-      const aggregate = enumParam(q, 'aggregate', AGGREGATES, errs) ?? 'raw'
-      const derive = enumParam(q, 'derive', ['consumption'] as const, errs) ?? null
-      const interpolate = enumParam(q, 'interpolate', ['linear'] as const, errs) ?? null
-      let tz: string | null = null
-      const rawTz = q.get('tz')
-      if (rawTz !== null) {
-        if (isValidTimeZone(rawTz)) tz = rawTz
-        else errs.add('tz', 'The tz field must be a valid IANA time zone.')
-      }
-      if (derive) {
-        if (!q.has('meter_id'))
-          errs.add('meter_id', 'The meter_id field is required when derive is present.')
-        if (q.has('aggregate') && aggregate !== 'raw')
-          errs.add('aggregate', 'The aggregate field is not allowed with derive.')
-        if (kind === 'consumption')
-          errs.add('kind', 'derive=consumption is computed from saldo readings.')
-      } else if (q.has('interpolate'))
-        errs.add('interpolate', 'The interpolate field is only allowed with derive.')
-      const { page, perPage } = pageParams(q, errs)
-      const range = rangeParams(q, errs, s.clock.now(), tz)
-      errs.throwIfAny()
-      const { from, to } = range!
-
-      const meters = await scopeMeters(s, ws, meterId, groupId)
+      const q = readingsQuery(req.query, s.clock.now())
+      const { kind, aggregate, from, to } = q
+      const meters = await scopeMeters(s, ws, q.meterId, q.groupId)
       const head = { aggregate, from: new Date(from).toISOString(), to: new Date(to).toISOString() }
       // CSV, NDJSON, Parquet (format= or Accept): the same rows, streamed (readings-export.ts).
       const format = exportFormat(req)
@@ -154,89 +271,18 @@ export function registerReadings(
           meters,
           kind,
           aggregate,
-          derive,
-          interpolate,
-          tz,
+          derive: q.derive,
+          interpolate: q.interpolate,
+          tz: q.tz,
           from,
           to,
         })
-
-      if (derive) {
-        const rows = await derivedConsumption(s.store.sql, meters[0]!, from, to, interpolate)
-        const slice = rows.slice((page - 1) * perPage, page * perPage)
-        return json(200, {
-          ...head,
-          derive,
-          data: slice.map((r) => ({
-            ...r,
-            ...derivedDisplay(meters[0]!, r),
-            period_start: new Date(r.period_start).toISOString(),
-            period_end: new Date(r.period_end).toISOString(),
-            ...(tz
-              ? {
-                  period_start_local: isoLocal(r.period_start, offsetMs(tz, r.period_start)),
-                  period_end_local: isoLocal(r.period_end, offsetMs(tz, r.period_end)),
-                }
-              : {}),
-          })),
-          meta: meta(page, perPage, rows.length),
-        })
-      }
-
-      if (!meters.length) return json(200, { ...head, data: [], meta: meta(page, perPage, 0) })
+      if (q.derive) return derivedPage(s, meters[0]!, q, head)
+      if (!meters.length) return json(200, { ...head, data: [], meta: meta(q.page, q.perPage, 0) })
       const byId = new Map(meters.map((m) => [m.id, m]))
-      const filter = { ws, meterIds: meters.map((m) => m.id), kind, from, to }
-      const pg = { limit: perPage, offset: (page - 1) * perPage }
-
-      if (aggregate === 'raw') {
-        const { rows, total } = await rawReadings(s.store.sql, filter, tz, pg)
-        return json(200, {
-          ...head,
-          data: rows.map((r) => ({
-            meter_id: r.meter_id,
-            meter_identifier: byId.get(r.meter_id)?.meter_identifier ?? null,
-            kind: r.kind,
-            value: r.value,
-            unit: r.unit,
-            canonical_value: r.canonical_value,
-            canonical_unit: r.canonical_unit,
-            ...rawDisplay(byId.get(r.meter_id), r),
-            quality_flags: r.quality_flags.length ? r.quality_flags : null,
-            recorded_at: new Date(r.t).toISOString(),
-            ...(tz ? { recorded_at_local: isoLocal(r.t, r.off!) } : {}),
-          })),
-          meta: meta(page, perPage, total),
-        })
-      }
-
-      // Retention may prune readings older than now − retention_days at any time: those hours
-      // come from the raw readings, never from the rollup (docs/query.md).
-      const w = await s.tenants.getWorkspace(ws)
-      const rawBefore = w?.retention_days
-        ? s.clock.now() - w.retention_days * 86_400_000
-        : undefined
-      const { rows, total } = await aggregateReadings(
-        s.store.sql,
-        { ...filter, rawBefore, partsAware: !s.config.CLICKHOUSE_CLUSTER },
-        aggregate,
-        tz,
-        pg,
-      )
-      return json(200, {
-        ...head,
-        data: rows.map((r) => ({
-          bucket_start: r.bucket_start,
-          meter_id: r.meter_id,
-          kind: r.kind,
-          reading_count: r.reading_count,
-          sum: r.sum,
-          min: r.min,
-          max: r.max,
-          avg: r.avg,
-          ...aggregateDisplay(byId.get(r.meter_id), r),
-        })),
-        meta: meta(page, perPage, total),
-      })
+      const filter: RangeFilter = { ws, meterIds: meters.map((m) => m.id), kind, from, to }
+      if (aggregate === 'raw') return rawPage(s, byId, filter, q, head)
+      return aggregatePage(s, byId, filter, { ...q, aggregate }, head)
     },
   })
 }
