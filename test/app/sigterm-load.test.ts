@@ -3,43 +3,20 @@
 // it could not finish before the drain deadline) — none is left hanging or reset — the
 // process exits before a supervisor's SIGKILL at 10 s, and every reading that was
 // acknowledged is in the store afterwards. Embedded chDB only (one process owns DATA_DIR).
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
+import { startProc } from '../helpers/proc.js'
 import { request, startTestServer, tmpDataDir } from '../helpers/server.js'
 
-const root = path.resolve(import.meta.dirname, '../..')
 const dataDir = tmpDataDir()
 t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
 
 t.test('SIGTERM under load: bounded exit, every request answered, acknowledged kept', async (t) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      SCHEDULER: 'off',
-      LOG_LEVEL: 'warn',
-      ADMIN_TOKEN: '',
-      REDIS_URL: '',
-      CLICKHOUSE_URL: '',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', (d) => (stderr += d))
-  const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)))
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (d) => {
-      out += d
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
-      if (m) resolve(m[1]!)
-    })
-    void exit.then((c) => reject(new Error(`exited ${c} before listening: ${stderr}`)))
+  const { child, url, exit, stderr } = await startProc({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: '',
+    WORKERS: undefined,
   })
   const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()
   const call = async (method: string, p: string, body: unknown, token = admin) => {
@@ -110,7 +87,7 @@ t.test('SIGTERM under load: bounded exit, every request answered, acknowledged k
   stop = true
   await Promise.all(loops)
 
-  t.equal(killed, false, `exited before the supervisor's SIGKILL at 10 s (stderr: ${stderr})`)
+  t.equal(killed, false, `exited before the supervisor's SIGKILL at 10 s (stderr: ${stderr()})`)
   t.equal(code, 0, 'exit code 0')
   const answered = Object.keys(outcomes).filter((k) => /^\d+$/.test(k))
   t.same(

@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import t from 'tap'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { request, tmpDataDir } from '../helpers/server.js'
-import { startProc } from '../scale/proc.js'
+import { startProc } from '../helpers/proc.js'
 
 const dataDir = tmpDataDir()
 const ADMIN = 'kill9-admin-token-0123456789'

@@ -15,7 +15,7 @@ import {
   until,
 } from '../helpers/mosquitto.js'
 import { request, tmpDataDir } from '../helpers/server.js'
-import { startProc, type Proc } from '../scale/proc.js'
+import { startProc, type Proc } from '../helpers/proc.js'
 
 if (!mosquittoAvailable()) {
   t.comment(MOSQUITTO_SKIP_NOTICE)

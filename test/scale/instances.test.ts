@@ -9,7 +9,7 @@ import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.
 import { request, tmpDataDir, type CallResult } from '../helpers/server.js'
 import { compactFrame, fullFrame } from '../helpers/wmbus.js'
 import { startReceiver } from '../events/receiver.js'
-import { startProc, type Proc } from './proc.js'
+import { startProc, type Proc } from '../helpers/proc.js'
 
 const ADMIN = 'scale-admin-token-0123456789'
 const at = (min: number) => new Date(Date.UTC(2025, 0, 1, 0, min)).toISOString()

@@ -9,7 +9,7 @@ import t from 'tap'
 import { startClickHouse } from '../helpers/clickhouse.js'
 import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
 import { request, tmpDataDir } from '../helpers/server.js'
-import { startProc, type Proc } from './proc.js'
+import { startProc, type Proc } from '../helpers/proc.js'
 
 const ADMIN = 'skew-admin-token-0123456789'
 
