@@ -121,12 +121,14 @@ export class ActorRegistry {
       return { actor, group }
     })
     this.ready = []
-    void runTurns(this.env, batch).then(() => {
+    // runTurns answers every request itself; whatever happens, the actors are free again.
+    const release = () => {
       for (const { actor } of batch) {
         actor.busy = false
         if (actor.waiting) this.makeReady(actor)
       }
-    })
+    }
+    runTurns(this.env, batch).then(release, release)
   }
 
   /**

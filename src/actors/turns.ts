@@ -26,7 +26,12 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
   const locks = env.locks
   let turns: Turn[]
   if (!locks) {
-    turns = batch.map(begin)
+    try {
+      turns = batch.map(begin)
+    } catch (err) {
+      for (const e of batch) for (const j of e.group) j.done(null, err)
+      return
+    }
     try {
       await phases(env, turns)
     } catch (err) {

@@ -114,3 +114,40 @@ t.test('eviction drops the least recently used idle actors', async (t) => {
   const gone = await reg.handle(meter(2), [reading(0, 1)], false).catch((e) => e)
   t.ok(gone instanceof Error, 'meter 2 (least recent) was evicted and reloads')
 })
+
+t.test('a failed write fails its requests, frees the actors, and the retry stores', async (t) => {
+  const e = env()
+  let broken = true
+  const write = e.env.store.readings.write.bind(e.env.store.readings)
+  e.env.store.readings.write = async (body: string, rows: number) => {
+    if (broken) throw new Error('disk full')
+    return write(body, rows)
+  }
+  const reg = new ActorRegistry(e.env)
+  const parts = [1, 2, 3].map((id) => ({
+    meter: meter(id),
+    readings: [reading(0, 1)],
+    fresh: true,
+  }))
+  const res = await reg.handleMany(parts)
+  t.ok(res.every((r) => r.status === 'rejected' && /disk full/.test(String(r.reason))))
+  await new Promise((r) => setImmediate(r)) // the batch ends just after it answered
+  t.equal(reg.depth(), 0, 'no actor left busy')
+  broken = false
+  // The failed turn's actors dropped their windows: the retry reloads them (the stub's
+  // history answers with nothing stored) and creates the readings.
+  e.env.history = {
+    load: async () => ({
+      window: [],
+      latest: { consumption: -Infinity, saldo: -Infinity },
+      exchanges: [],
+      status: null,
+    }),
+  } as unknown as ActorEnv['history']
+  const again = await reg.handleMany(parts)
+  t.same(
+    again.map((r) => (r.status === 'fulfilled' ? [...r.value] : r.reason)),
+    [[[0, 'created']], [[0, 'created']], [[0, 'created']]],
+  )
+  t.same(e.writes, [3], 'one write of the retried batch')
+})
