@@ -77,6 +77,52 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   // last, the stream stops first.
   const lifecycle = new Lifecycle()
 
+  let built: Assembled | null = null
+  try {
+    built = await assemble(config, opts, clock, log, lifecycle)
+    await lifecycle.start()
+  } catch (err) {
+    // A failed start (a port in use, an unreachable store) leaves no worker, connection or
+    // timer behind: what was built is stopped, so the process can exit with the error.
+    await built?.http.drain(0).catch(() => {})
+    await lifecycle.stop().catch(() => {})
+    throw err
+  }
+  const { parts, router, http } = built
+
+  let closing: Promise<void> | null = null
+  return {
+    url: `http://${config.HOST}:${http.port}`,
+    port: http.port,
+    parts,
+    router,
+    http,
+    close() {
+      closing ??= (async () => {
+        // Bounded: `docker stop` kills after 10 s. What is still running after the drain
+        // deadline is answered 503 (never acknowledged), so nothing acknowledged is lost.
+        await http.drain(DRAIN_MS)
+        await lifecycle.stop()
+      })()
+      return closing
+    },
+  }
+}
+
+interface Assembled {
+  parts: Parts
+  router: Router
+  http: HttpServer
+}
+
+/** Builds every part bottom-up, registering each with the lifecycle as it is built. */
+async function assemble(
+  config: Readonly<Config>,
+  opts: AppOptions,
+  clock: Clock,
+  log: Logger,
+  lifecycle: Lifecycle,
+): Promise<Assembled> {
   const coord = await openCoord(config, clock)
   lifecycle.add({ name: 'coord', stop: () => coord.close() })
   const store = await Store.open(config, coord)
@@ -172,25 +218,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     logger: log,
     configure: (app) => stream.configureHttp(app),
   })
-  await lifecycle.start()
-
-  let closing: Promise<void> | null = null
-  return {
-    url: `http://${config.HOST}:${http.port}`,
-    port: http.port,
-    parts,
-    router,
-    http,
-    close() {
-      closing ??= (async () => {
-        // Bounded: `docker stop` kills after 10 s. What is still running after the drain
-        // deadline is answered 503 (never acknowledged), so nothing acknowledged is lost.
-        await http.drain(DRAIN_MS)
-        await lifecycle.stop()
-      })()
-      return closing
-    },
-  }
+  return { parts, router, http }
 }
 
 async function openCoord(config: Readonly<Config>, clock: Clock): Promise<Coord> {

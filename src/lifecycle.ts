@@ -19,7 +19,13 @@ export class Lifecycle {
     for (const p of this.parts) await p.start?.()
   }
 
+  /** Stops every part, also past one that fails (the first failure is thrown at the end). */
   async stop(): Promise<void> {
-    for (const p of [...this.parts].reverse()) await p.stop?.()
+    let failure: unknown = null
+    for (const p of [...this.parts].reverse())
+      await Promise.resolve()
+        .then(() => p.stop?.())
+        .catch((err) => (failure ??= err))
+    if (failure) throw failure
   }
 }
