@@ -48,8 +48,15 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
       answer.unavailable('Shutting down: this request was not completed; retry it.'),
     )
     if (inFlight.isDraining) {
-      answer.unavailable('Shutting down; retry on another instance.')
-      return done()
+      // The body is read (and dropped) first: closing a connection with unread bytes makes
+      // the kernel reset it, and the client would see ECONNRESET instead of this 503.
+      const declared = Number(headers['content-length'] ?? NaN)
+      const refuse = () => {
+        answer.unavailable('Shutting down; retry on another instance.')
+        done()
+      }
+      if (!(declared > 0) || declared > opts.maxBodyBytes) return refuse()
+      return readBody(res, opts.maxBodyBytes, declared, refuse)
     }
 
     const match = router.match(method, path)
