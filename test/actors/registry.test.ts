@@ -115,6 +115,23 @@ t.test('eviction drops the least recently used idle actors', async (t) => {
   t.ok(gone instanceof Error, 'meter 2 (least recent) was evicted and reloads')
 })
 
+t.test('windows past the readings budget are evicted, least recently used first', async (t) => {
+  const e = env()
+  // 10 actors at most, 30 readings held at most; the budget is checked every 10 handles.
+  const reg = new ActorRegistry(e.env, 10, 30)
+  const five = (m: number) => Array.from({ length: 5 }, (_, k) => reading(k, m * 10 + k))
+  for (let i = 1; i <= 9; i++) await reg.handle(meter(i), five(i), true)
+  t.equal(reg.size, 9, 'nine windows of 5: 45 readings held, not yet checked')
+  // The 10th handle checks the budget: 45 > 30, so the oldest idle windows go until at most
+  // 90 % of it (27) is held.
+  await reg.handle(meter(10), five(10), true)
+  t.equal(reg.size, 6, 'meters 1-4 evicted: 25 readings held before meter 10 was added')
+  const kept = await reg.handle(meter(9), [reading(0, 90)], false)
+  t.same([...kept], [[0, 'duplicate']], 'meter 9 (recent) kept its window: no store look-up')
+  const gone = await reg.handle(meter(1), [reading(0, 10)], false).catch((err) => err)
+  t.ok(gone instanceof Error, 'meter 1 (oldest) was evicted and would reload from the store')
+})
+
 t.test('a failed write fails its requests, frees the actors, and the retry stores', async (t) => {
   const e = env()
   let broken = true
