@@ -140,6 +140,7 @@ async function assemble(
   }
   await base.meters.init()
   await base.profiles.init()
+  const token = adminToken(config)
   const auth = new Authenticator(base.tenants, coord, () => clock.now())
   await coord.subscribe('invalidate', () => auth.invalidate())
 
@@ -174,7 +175,7 @@ async function assemble(
   const stream = buildStream({ ...base, auth, ingest })
   const observability = buildObservability({
     ...base,
-    adminToken: adminToken(config),
+    adminToken: token,
     pipeline: ingestParts.pipeline,
     decoder,
     actors,
@@ -190,7 +191,7 @@ async function assemble(
 
   const parts: Parts = {
     ...base,
-    adminToken: adminToken(config),
+    adminToken: token,
     auth,
     scheduler,
     outbox,

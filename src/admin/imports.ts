@@ -12,7 +12,6 @@ export function registerImportAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'config' | 'imports' | 'tenants'>,
 ): void {
-  const runner = () => s.imports!
   adminRoute(router, s, {
     method: 'POST',
     path: '/workspaces/:ws/imports',
@@ -33,7 +32,7 @@ export function registerImportAdmin(
         throw validationError({
           body: ['An NDJSON body (one reportData item per line) is required.'],
         })
-      const r = await runner().start(ws, req.body)
+      const r = await s.imports.start(ws, req.body)
       return json(202, { data: { id: r.id, status: r.status } })
     },
   })
@@ -49,7 +48,7 @@ export function registerImportAdmin(
     },
     handler: async (req) => {
       const id = idParam(req, 'id')
-      const r = await runner().get(id)
+      const r = await s.imports.get(id)
       if (!r) throw apiError('NotFound', `No import with id ${id}.`)
       return json(200, { data: importView(r) })
     },

@@ -94,11 +94,10 @@ export function registerMqttAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'clock' | 'mqtt' | 'tenants'>,
 ): void {
-  const mq = () => s.mqtt!
   const view = async (sub: MqttSubscription) =>
-    subscriptionView(sub, await mq().status.read(sub.id))
+    subscriptionView(sub, await s.mqtt.status.read(sub.id))
   const subscription = async (id: number) =>
-    (await mq().repo.get(id)) ?? notFound('MQTT subscription', id)
+    (await s.mqtt.repo.get(id)) ?? notFound('MQTT subscription', id)
 
   adminRoute(router, s, {
     method: 'POST',
@@ -128,8 +127,8 @@ export function registerMqttAdmin(
       const b = checkBody()
       checkConnection(b)
       const mapping = compileMapping(mappingOrPreset(b)).def
-      const id = await mq().repo.nextId()
-      const sub = await mq().repo.save({
+      const id = await s.mqtt.repo.nextId()
+      const sub = await s.mqtt.repo.save({
         id,
         workspace_id: ws,
         name: b.name ?? null,
@@ -143,7 +142,7 @@ export function registerMqttAdmin(
         enabled: b.enabled ?? true,
         created_at: new Date(s.clock.now()).toISOString(),
       })
-      await mq().changed()
+      await s.mqtt.changed()
       return json(201, { data: await view(sub) })
     },
   })
@@ -159,7 +158,7 @@ export function registerMqttAdmin(
     handler: async (req) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-      const subs = await mq().repo.list(ws)
+      const subs = await s.mqtt.repo.list(ws)
       return json(200, { data: await Promise.all(subs.map(view)) })
     },
   })
@@ -212,8 +211,8 @@ export function registerMqttAdmin(
       if (b.topics !== undefined) next.topics = b.topics
       if (b.qos !== undefined) next.qos = b.qos
       if (b.enabled !== undefined) next.enabled = b.enabled
-      const saved = await mq().repo.save(next)
-      await mq().changed()
+      const saved = await s.mqtt.repo.save(next)
+      await s.mqtt.changed()
       return json(200, { data: await view(saved) })
     },
   })
@@ -225,8 +224,8 @@ export function registerMqttAdmin(
     cli: { name: 'mqtt:delete', summary: 'Delete an MQTT subscription.', param: 'subscription' },
     handler: async (req) => {
       const cur = await subscription(idParam(req, 'id'))
-      await mq().repo.save(cur, true)
-      await mq().changed()
+      await s.mqtt.repo.save(cur, true)
+      await s.mqtt.changed()
       return json(200, { data: { id: cur.id, deleted: true } })
     },
   })

@@ -47,9 +47,8 @@ export function registerWebhookAdmin(
   router: Router,
   s: Pick<AdminDeps, 'adminToken' | 'clock' | 'tenants' | 'webhooks'>,
 ): void {
-  const repo = () => s.webhooks!
   const endpoint = async (id: string) => {
-    const ep = id.length <= 64 ? await repo().get(id) : null
+    const ep = id.length <= 64 ? await s.webhooks.get(id) : null
     return ep ?? notFound('webhook endpoint', id)
   }
 
@@ -70,7 +69,7 @@ export function registerWebhookAdmin(
       const b = checkBody()
       const mapping = compileMapping(mappingOrPreset(b))
       const token = newWebhookToken()
-      const ep = await repo().save({
+      const ep = await s.webhooks.save({
         id: newEndpointId(),
         workspace_id: ws,
         name: b.name ?? null,
@@ -90,7 +89,7 @@ export function registerWebhookAdmin(
     handler: async (req) => {
       const ws = idParam(req, 'ws')
       if (!(await s.tenants.getWorkspace(ws))) notFound('workspace', ws)
-      return json(200, { data: (await repo().list(ws)).map(endpointView) })
+      return json(200, { data: (await s.webhooks.list(ws)).map(endpointView) })
     },
   })
 
@@ -120,7 +119,7 @@ export function registerWebhookAdmin(
         next.mapping = compileMapping(mappingOrPreset(b)).def
       if (b.enabled !== undefined) next.enabled = b.enabled
       if (b.name !== undefined) next.name = b.name
-      return json(200, { data: endpointView(await repo().save(next)) })
+      return json(200, { data: endpointView(await s.webhooks.save(next)) })
     },
   })
 
@@ -136,7 +135,7 @@ export function registerWebhookAdmin(
     handler: async (req) => {
       const ep = await endpoint(req.params.id ?? '')
       const token = newWebhookToken()
-      await repo().save({ ...ep, token_hash: hashWebhookToken(token) })
+      await s.webhooks.save({ ...ep, token_hash: hashWebhookToken(token) })
       return json(200, { data: { token } })
     },
   })

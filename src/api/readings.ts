@@ -47,7 +47,7 @@ const READINGS_QUERY: QueryParam[] = [
 
 /** Meters of the workspace, of one meter, or of a group's subtree; 422 for unknown ids. */
 export async function scopeMeters(
-  s: Pick<ApiDeps, 'auth' | 'clock' | 'config' | 'groups' | 'meters' | 'store' | 'tenants'>,
+  s: Pick<ApiDeps, 'groups' | 'meters'>,
   ws: number,
   meterId: number | undefined,
   groupId: number | undefined,

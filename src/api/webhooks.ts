@@ -66,10 +66,9 @@ export function registerWebhookIngest(
         )
       }
 
-      const repo = s.webhooks!
       const id = req.params.endpoint ?? ''
       const token = webhookToken(req)
-      const ep = id.length <= 64 ? await repo.get(id) : null
+      const ep = id.length <= 64 ? await s.webhooks.get(id) : null
       // Hash and compare even when the endpoint is unknown, so all three 401s look alike.
       const given = Buffer.from(hashWebhookToken(token ?? ''), 'hex')
       const expected = Buffer.from(ep?.token_hash ?? hashWebhookToken(crypto.randomUUID()), 'hex')
@@ -78,7 +77,7 @@ export function registerWebhookIngest(
       req.workspaceId = ep.workspace_id
 
       const body = req.json()
-      const mapping = repo.mapping(ep)
+      const mapping = s.webhooks.mapping(ep)
       // Item cap before any field is mapped; the whole mapping bounded in time.
       const items = await mapDelivery(mapping, body, {
         maxItems: s.config.MAX_BATCH_ITEMS,

@@ -43,6 +43,7 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
     })
     const query = new URLSearchParams(req.getQuery() ?? '')
     const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
+    const declared = Number(headers['content-length'] ?? NaN)
     const answer = responder(res, method, path, opts.logger)
     const done = inFlight.begin(() =>
       answer.unavailable('Shutting down: this request was not completed; retry it.'),
@@ -50,7 +51,6 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
     if (inFlight.isDraining) {
       // The body is read (and dropped) first: closing a connection with unread bytes makes
       // the kernel reset it, and the client would see ECONNRESET instead of this 503.
-      const declared = Number(headers['content-length'] ?? NaN)
       const refuse = () => {
         answer.unavailable('Shutting down; retry on another instance.')
         done()
@@ -82,7 +82,6 @@ export function startHttpServer(router: Router, opts: HttpServerOptions): Promis
         undefined,
         true,
       )
-    const declared = Number(headers['content-length'] ?? NaN)
     if (declared > limit) {
       tooLarge()
       return done()
