@@ -6,36 +6,14 @@ import path from 'node:path'
 import t from 'tap'
 import { buildRequest, COMMANDS, human, parseArgs } from '../../bin/meterflow.js'
 import { freePort } from '../helpers/redis.js'
+import { runCli } from '../helpers/cli.js'
 import { startTestServer } from '../helpers/server.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
 const s = await startTestServer()
 t.teardown(() => s.close())
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['bin/meterflow.js', ...args], {
-    cwd: root,
-    env: {
-      ...process.env,
-      METERFLOW_URL: s.url,
-      ADMIN_TOKEN: s.adminToken,
-      DATA_DIR: '/nonexistent',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  return new Promise((r) => child.on('exit', (code) => r({ code, stdout, stderr })))
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(s, args, env)
 
 t.test('quickstart --json prints a token that gets 200 from /api/v1/ping', async (t) => {
   const r = await cli(['quickstart', '--json'])

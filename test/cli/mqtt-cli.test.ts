@@ -2,33 +2,16 @@
 // preset (the password never printed back), mqtt:show with status, mqtt:update, mqtt:delete,
 // presets:list, webhooks:create --preset. No broker is needed: an unreachable one shows up
 // as a disconnected subscription with its error.
-import { spawn } from 'node:child_process'
-import path from 'node:path'
 import t from 'tap'
+import { runCli } from '../helpers/cli.js'
 import { startTestServer } from '../helpers/server.js'
 
-const root = path.resolve(import.meta.dirname, '../..')
 const s = await startTestServer({ MQTT_LEASE_S: '2' })
 t.teardown(() => s.close())
 const { workspaceId: ws } = await s.tenant()
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['bin/meterflow.js', ...args, '--json'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      METERFLOW_URL: s.url,
-      ADMIN_TOKEN: s.adminToken,
-      DATA_DIR: '/nonexistent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  return new Promise((r) => child.on('exit', (code) => r({ code, stdout, stderr })))
-}
+// Every command here answers JSON.
+const cli = (args: string[]) => runCli(s, [...args, '--json'])
 
 t.test('mqtt commands', async (t) => {
   const created = await cli([
