@@ -10,6 +10,8 @@
 //              where 10 % of the readings are 3 hours late
 //   provision  first contact: 500 new meters per request (meters/s), disjoint per connection
 //              and named by all 8 connections at once
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import type { BodySpec } from '../lib/bodies.js'
 import { genericMeter, sharedMeter } from '../lib/bodies.js'
@@ -241,10 +243,38 @@ export async function shared(ctx: Ctx): Promise<ScenarioResult> {
   return { name: 'shared', rows, notes }
 }
 
+/**
+ * A subscriber that answers 204 at once and counts what it got: first contact with
+ * `meter.created` subscribed is the workload (a CRM kept in sync), not a bare one.
+ */
+async function eventSink(): Promise<{ url: string; received: () => number; close: () => void }> {
+  let n = 0
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      n++
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/events`,
+    received: () => n,
+    close: () => server.close(),
+  }
+}
+
 export async function provision(ctx: Ctx): Promise<ScenarioResult> {
   const rows: Row[] = []
   const env = await ingestEnv(ctx, 'provision')
+  const sink = await eventSink()
+  const notes: string[] = []
   try {
+    await env.server.admin('POST', `/workspaces/${env.ws}/event-subscriptions`, {
+      url: sink.url,
+      events: ['meter.created'],
+    })
     let n = 0
     for (const key of ['new meters 500', 'new meters 500, same in all 8 requests']) {
       const c = closed(
@@ -257,7 +287,11 @@ export async function provision(ctx: Ctx): Promise<ScenarioResult> {
       const row = await run(env, ctx, 'provision', key, `${key}, closed c=${C}`, c)
       rows.push(row)
     }
+    notes.push(
+      `provision: a meter.created subscription to a local sink: ${sink.received()} events received by the end of the runs`,
+    )
   } finally {
+    sink.close()
     await env.close()
   }
   return {
@@ -265,6 +299,7 @@ export async function provision(ctx: Ctx): Promise<ScenarioResult> {
     rows,
     notes: [
       'provision: rate = readings answered created = new meters per second (each new meter has exactly one reading; with the same meters in all 8 requests the other 7 are duplicates).',
+      ...notes,
     ],
   }
 }

@@ -7,6 +7,7 @@
 import { apiError } from '../errors.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
+import type { OutboxEvent } from '../events/outbox.js'
 import type { ActorEnv, ActorVerdict, Joined, MeterActor, Turn } from './meter-actor.js'
 import { NEIGHBOURHOOD } from './quality/index.js'
 
@@ -148,15 +149,24 @@ async function phases(env: ActorEnv, turns: Turn[]): Promise<void> {
   )
   step(turns, (t) => t.actor.statusReports(t))
   await write(env, turns)
-  const events: Promise<void>[] = []
+  // Status changes, one outbox write per workspace: a failed write fails the turns it carried.
+  const changes = new Map<number, { events: OutboxEvent[]; turns: Turn[] }>()
   step(turns, (t) => {
     const ev = t.actor.settle(t)
-    if (ev)
-      events.push(
-        env.outbox.emit(ev.ws, 'meter.status_changed', ev.payload).catch((err) => fail(t, err)),
-      )
+    if (!ev) return
+    let c = changes.get(ev.ws)
+    if (!c) changes.set(ev.ws, (c = { events: [], turns: [] }))
+    c.events.push({ event: 'meter.status_changed', data: ev.payload })
+    c.turns.push(t)
   })
-  if (events.length) await Promise.all(events)
+  if (changes.size)
+    await Promise.all(
+      [...changes].map(([ws, c]) =>
+        env.outbox.emitMany(ws, c.events).catch((err) => {
+          for (const t of c.turns) fail(t, err)
+        }),
+      ),
+    )
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js'
 import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
 import type { EventName } from './catalog.js'
-import type { Outbox } from './outbox.js'
+import type { Outbox, OutboxEvent } from './outbox.js'
 import type { Delivery, EventRepo, Subscription } from '../store/events.js'
 import { uuid7 } from './uuid7.js'
 
@@ -66,29 +66,38 @@ export class DeliveringOutbox implements Outbox {
   }
 
   async emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void> {
-    const subs = (await this.subscriptions(workspaceId)).filter((s) => s.enabled && wants(s, event))
-    if (subs.length === 0) return
+    await this.emitMany(workspaceId, [{ event, data }])
+  }
+
+  async emitMany(workspaceId: number, events: readonly OutboxEvent[]): Promise<void> {
+    if (events.length === 0) return
+    const all = (await this.subscriptions(workspaceId)).filter((s) => s.enabled)
+    if (all.length === 0) return
     const now = this.clock.now()
     const occurred_at = new Date(now).toISOString()
-    const rows: Delivery[] = subs.map((sub) => {
-      const id = uuid7(now)
-      const envelope: Envelope = { id, event, occurred_at, workspace: { id: workspaceId }, data }
-      return {
-        id,
-        workspace_id: workspaceId,
-        subscription_id: sub.id,
-        event,
-        body: JSON.stringify(envelope),
-        status: 'pending',
-        attempts: 0,
-        last_status_code: null,
-        last_error: null,
-        next_attempt_at: now,
-        exhausted: false,
-        created_at: now,
-        version: 0,
+    const rows: Delivery[] = []
+    for (const { event, data } of events)
+      for (const sub of all) {
+        if (!wants(sub, event)) continue
+        const id = uuid7(now)
+        const envelope: Envelope = { id, event, occurred_at, workspace: { id: workspaceId }, data }
+        rows.push({
+          id,
+          workspace_id: workspaceId,
+          subscription_id: sub.id,
+          event,
+          body: JSON.stringify(envelope),
+          status: 'pending',
+          attempts: 0,
+          last_status_code: null,
+          last_error: null,
+          next_attempt_at: now,
+          exhausted: false,
+          created_at: now,
+          version: 0,
+        })
       }
-    })
+    if (rows.length === 0) return
     await this.repo.saveDeliveries(rows)
     this.onEmitted()
   }

@@ -3,8 +3,18 @@
 // itself happens elsewhere and never delays the emitter.
 import type { EventName } from './catalog.js'
 
+export interface OutboxEvent {
+  event: EventName
+  data: Record<string, unknown>
+}
+
 export interface Outbox {
   emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void>
+  /**
+   * Several events of one workspace stored in one write: a request that creates 500 meters
+   * emits 500 `meter.created`, and one INSERT each made provisioning crawl.
+   */
+  emitMany(workspaceId: number, events: readonly OutboxEvent[]): Promise<void>
 }
 
 /** Keeps events in memory; used until the delivering outbox is wired in, and by unit tests. */
@@ -12,5 +22,8 @@ export class MemoryOutbox implements Outbox {
   readonly events: { workspaceId: number; event: EventName; data: Record<string, unknown> }[] = []
   async emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void> {
     this.events.push({ workspaceId, event, data })
+  }
+  async emitMany(workspaceId: number, events: readonly OutboxEvent[]): Promise<void> {
+    for (const e of events) this.events.push({ workspaceId, ...e })
   }
 }

@@ -2,7 +2,7 @@
 // default profile, or auto-provisioned under 'Ungrouped meters' within the hourly cap and
 // the plan limit — and decides the per-item rejections that do not depend on history.
 import type { Coord } from '../coord/coord.js'
-import type { Outbox } from '../events/outbox.js'
+import type { Outbox, OutboxEvent } from '../events/outbox.js'
 import { isOperational, newMeter, type Meter, type MeterRepo } from '../store/meters.js'
 import type { TenantRepo, Workspace } from '../store/tenants.js'
 import type { PreparedItem, PreparedReading } from './prepare.js'
@@ -103,13 +103,14 @@ export async function admitBatch(
       }),
       (n) => admitNew(deps, ws, w, n),
     )
-    const events: Promise<void>[] = []
+    const events: OutboxEvent[] = []
     made.forEach((r, i) => {
       resolved.set(unknown[i]!.identifier, r)
       if ('meter' in r && r.created) {
         const meter = r.meter
-        events.push(
-          deps.outbox.emit(ws, 'meter.created', {
+        events.push({
+          event: 'meter.created',
+          data: {
             meter: {
               id: meter.id,
               identifier: meter.meter_identifier,
@@ -117,11 +118,11 @@ export async function admitBatch(
               unit: meter.unit,
               group_id: meter.group_id,
             },
-          }),
-        )
+          },
+        })
       }
     })
-    await Promise.all(events)
+    await deps.outbox.emitMany(ws, events)
   }
 
   return items.map((it) => {

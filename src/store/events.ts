@@ -132,9 +132,12 @@ export class EventRepo {
   /** Writes new deliveries, or new states of existing ones, in one insert. */
   async saveDeliveries(ds: readonly Delivery[]): Promise<void> {
     if (ds.length === 0) return
+    // One version for all: each row is new, and a later change of any of them takes a
+    // sharedVersion above this one (consecutive versions could overtake the clock).
+    const version = await this.store.sharedVersion()
     let rows = ''
     for (const d of ds) {
-      d.version = await this.store.sharedVersion()
+      d.version = version
       rows +=
         JSON.stringify({
           ...d,

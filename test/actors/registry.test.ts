@@ -28,7 +28,7 @@ function env() {
       sql: {},
     },
     history: {},
-    outbox: { emit: async () => {} },
+    outbox: { emit: async () => {}, emitMany: async () => {} },
     locks: null,
     now: () => T0,
   } as unknown as ActorEnv

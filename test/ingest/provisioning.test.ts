@@ -1,5 +1,7 @@
 // Auto-provisioning, the profile-assignment table, caps, plan limit, lifecycle and pulse
 // configuration, end to end over HTTP on real chDB.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { startTestServer } from '../helpers/server.js'
 
@@ -156,6 +158,60 @@ t.test('meter.created and reading.rejected go into the outbox', async (t) => {
   const events = d.data.map((x: any) => x.event).sort()
   t.same(events, ['meter.created', 'reading.rejected'])
 })
+
+t.test(
+  'first contact of many meters: exact meter.created, one outbox write per request',
+  async (t) => {
+    // A subscriber that never answers: attempts hang, so the stored rows stay as written.
+    const held: import('node:http').ServerResponse[] = []
+    const sink = http.createServer((_req, res) => held.push(res))
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r))
+    t.teardown(() => {
+      for (const res of held) res.destroy()
+      sink.close()
+    })
+    const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`
+    const { token, workspaceId } = await s.tenant({ workspace: { provision_cap_per_hour: 10_000 } })
+    const subs = [
+      await s.admin('POST', `/workspaces/${workspaceId}/event-subscriptions`, {
+        url,
+        events: ['meter.created'],
+      }),
+      await s.admin('POST', `/workspaces/${workspaceId}/event-subscriptions`, {
+        url,
+        events: ['*'],
+      }),
+    ]
+    const n = 300
+    const body = Array.from({ length: n }, (_, i) => ({
+      meter: `bulk-${i}`,
+      kind: 'saldo',
+      value: i,
+      unit: 'kwh',
+      recorded_at: at(0),
+    }))
+    // Four requests name the same new meters at once: each meter is created once.
+    const rs = await Promise.all([1, 2, 3, 4].map(() => report(token, body)))
+    t.ok(
+      rs.every((r) => r.status === 200 || r.status === 201),
+      rs.map((r) => r.status).join(),
+    )
+    const created = rs.flatMap((r) => r.body.results.filter((x: any) => x.status === 'created'))
+    t.equal(created.length, n, 'each reading created once across the four requests')
+    for (const sub of subs) {
+      const rows = await s.app.parts.store.sql.query<{ n: string; ids: string; versions: string }>(
+        `SELECT count() AS n, uniqExact(JSONExtractUInt(body, 'data', 'meter', 'id')) AS ids,
+              uniqExact(version) AS versions
+       FROM event_deliveries FINAL
+       WHERE subscription_id = {sub:UInt64} AND event = 'meter.created'`,
+        { sub: sub.data.id },
+      )
+      t.equal(Number(rows[0]!.n), n, 'one meter.created per new meter')
+      t.equal(Number(rows[0]!.ids), n, 'each meter named once')
+      t.equal(Number(rows[0]!.versions), 1, 'stored in one write')
+    }
+  },
+)
 
 t.test(
   'units: wh and l are canonicalised; another family is unit_mismatch with no canonical value',
