@@ -83,8 +83,12 @@ app.listen('127.0.0.1', 0, (socket) => {
   process.stdout.write(`listening on http://127.0.0.1:${uWS.us_socket_local_port(socket)}\n`)
 })
 process.on('SIGTERM', () => {
-  void writer.flush().finally(() => {
-    fs.rmSync(dir, { recursive: true, force: true })
-    process.exit(0)
-  })
+  // The engine's background merges may still write into the directory: close it first.
+  void writer
+    .flush()
+    .then(() => sql.close())
+    .finally(() => {
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
+      process.exit(0)
+    })
 })
