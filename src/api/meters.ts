@@ -11,6 +11,7 @@ import { meterReadingSpan, purgeMeterData } from '../store/meter-data.js'
 import { UNITS, familyOf, meterUnit } from '../domain/units.js'
 import type { ApiDeps } from './deps.js'
 import { newMeter, type Meter } from '../store/meters.js'
+import { meterCreatedData } from '../events/catalog.js'
 import { latestStatuses } from '../store/status.js'
 import { meterView } from './meter-view.js'
 import { tokenRoute } from './route.js'
@@ -186,15 +187,7 @@ export function registerMeters(
           meter_identifier: ['The meter_identifier has already been taken.'],
         })
       const m = res.meter
-      await s.outbox.emit(ws, 'meter.created', {
-        meter: {
-          id: m.id,
-          identifier: m.meter_identifier,
-          name: m.name,
-          unit: m.unit,
-          group_id: m.group_id,
-        },
-      })
+      await s.outbox.emit(ws, 'meter.created', meterCreatedData(m))
       const changed = INTERPRETING.filter((k) => b[k] != null)
       const [view] = await viewMeters(s, ws, [m])
       return json(201, { data: view, warning: warning([...changed]) })

@@ -1,4 +1,5 @@
 // The event catalog of api-v1.md. There is no event per reading.
+import type { Meter } from '../store/meters.js'
 export const EVENT_NAMES = [
   'meter.created',
   'meter.status_changed',
@@ -9,3 +10,18 @@ export const EVENT_NAMES = [
   'integration.transfer_failed',
 ] as const
 export type EventName = (typeof EVENT_NAMES)[number]
+
+/** `data` of meter.created (api-v1.md), the same wherever the meter was created. */
+export function meterCreatedData(
+  m: Pick<Meter, 'id' | 'meter_identifier' | 'name' | 'unit' | 'group_id'>,
+): Record<string, unknown> {
+  return {
+    meter: {
+      id: m.id,
+      identifier: m.meter_identifier,
+      name: m.name,
+      unit: m.unit,
+      group_id: m.group_id,
+    },
+  }
+}

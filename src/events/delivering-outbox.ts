@@ -74,11 +74,12 @@ export class DeliveringOutbox implements Outbox {
     const all = (await this.subscriptions(workspaceId)).filter((s) => s.enabled)
     if (all.length === 0) return
     const now = this.clock.now()
-    const occurred_at = new Date(now).toISOString()
     const rows: Delivery[] = []
-    for (const { event, data } of events)
+    for (const { event, data, occurredAt } of events) {
+      const occurred_at = new Date(occurredAt ?? now).toISOString()
       for (const sub of all) {
         if (!wants(sub, event)) continue
+        if (occurredAt !== undefined && sub.created_at > occurredAt) continue
         const id = uuid7(now)
         const envelope: Envelope = { id, event, occurred_at, workspace: { id: workspaceId }, data }
         rows.push({
@@ -97,6 +98,7 @@ export class DeliveringOutbox implements Outbox {
           version: 0,
         })
       }
+    }
     if (rows.length === 0) return
     await this.repo.saveDeliveries(rows)
     this.onEmitted()

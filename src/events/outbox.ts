@@ -6,6 +6,11 @@ import type { EventName } from './catalog.js'
 export interface OutboxEvent {
   event: EventName
   data: Record<string, unknown>
+  /**
+   * When it happened, if earlier than now (an event recovered after a crash): it goes only
+   * to subscriptions that existed by then. Default: now.
+   */
+  occurredAt?: number
 }
 
 export interface Outbox {

@@ -2,6 +2,7 @@
 // default profile, or auto-provisioned under 'Ungrouped meters' within the hourly cap and
 // the plan limit — and decides the per-item rejections that do not depend on history.
 import type { Coord } from '../coord/coord.js'
+import { meterCreatedData } from '../events/catalog.js'
 import type { Outbox, OutboxEvent } from '../events/outbox.js'
 import { isOperational, newMeter, type Meter, type MeterRepo } from '../store/meters.js'
 import type { TenantRepo, Workspace } from '../store/tenants.js'
@@ -107,19 +108,7 @@ export async function admitBatch(
     made.forEach((r, i) => {
       resolved.set(unknown[i]!.identifier, r)
       if ('meter' in r && r.created) {
-        const meter = r.meter
-        events.push({
-          event: 'meter.created',
-          data: {
-            meter: {
-              id: meter.id,
-              identifier: meter.meter_identifier,
-              name: meter.name,
-              unit: meter.unit,
-              group_id: meter.group_id,
-            },
-          },
-        })
+        events.push({ event: 'meter.created', data: meterCreatedData(r.meter) })
       }
     })
     await deps.outbox.emitMany(ws, events)

@@ -198,6 +198,28 @@ export class MeterRepo {
     )
   }
 
+  /**
+   * Meters created in [from, to) that have no `meter.created` delivery stored although their
+   * workspace has an enabled subscription wanting it: a process stopped between the meters
+   * INSERT and the outbox INSERT (there is no transaction across the two).
+   */
+  async createdWithoutEvent(from: number, to: number): Promise<Meter[]> {
+    const rows = await this.sql.query(
+      `SELECT * FROM meters FINAL
+       WHERE created_at >= {from:DateTime64(3, 'UTC')} AND created_at < {to:DateTime64(3, 'UTC')}
+         AND deleted = 0
+         AND workspace_id IN (SELECT workspace_id FROM event_subscriptions FINAL
+               WHERE enabled = 1 AND (has(events, '*') OR has(events, 'meter.created'))
+                 AND created_at < {to:DateTime64(3, 'UTC')})
+         AND (workspace_id, id) NOT IN (
+               SELECT workspace_id, JSONExtractUInt(body, 'data', 'meter', 'id') FROM event_deliveries
+               WHERE event = 'meter.created' AND created_at >= {from:DateTime64(3, 'UTC')})
+       ORDER BY workspace_id, id`,
+      { from: chTime(from), to: chTime(to) },
+    )
+    return rows.map(fromRow)
+  }
+
   /** Operational meters, counted in the store so every instance sees the same number. */
   async countOperational(ws: number): Promise<number> {
     const [r] = await this.sql.query<{ c: string }>(
