@@ -35,6 +35,7 @@ export async function buildEvents(
       blockPrivate: s.config.EVENT_BLOCK_PRIVATE_TARGETS,
     },
     () => outbox.invalidate(),
+    (ws, id) => outbox.subscription(ws, id),
   )
   return { repo, outbox, engine }
 }

@@ -65,6 +65,11 @@ export class DeliveringOutbox implements Outbox {
     return p
   }
 
+  /** One subscription from the cached list (the delivery engine reads it per attempt). */
+  async subscription(workspaceId: number, id: number): Promise<Subscription | null> {
+    return (await this.subscriptions(workspaceId)).find((s) => s.id === id) ?? null
+  }
+
   async emit(workspaceId: number, event: EventName, data: Record<string, unknown>): Promise<void> {
     await this.emitMany(workspaceId, [{ event, data }])
   }

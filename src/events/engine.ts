@@ -1,7 +1,7 @@
 // The delivery engine: finds due pending deliveries and sends them, signed with the
-// subscription's current secret. Targets are served concurrently (one lane per
-// subscription, a global bound on attempts in flight), so a slow or dead target only ever
-// delays itself. Due-ness comes from the injected clock; a timer polls, `runDue` lets tests
+// subscription's current secret. Targets are served concurrently (a limit of attempts in
+// flight per subscription that a healthy target raises and a failing one lowers, and a
+// global bound), so a slow or dead target only ever delays itself. Due-ness comes from the injected clock; a timer polls, `runDue` lets tests
 // drive it. With several instances, a claim per (delivery, attempt, row version) makes
 // exactly one of them send each attempt.
 import type { Logger } from 'pino'
@@ -24,11 +24,20 @@ export interface EngineOptions {
   pollMs?: number
   /** Attempts in flight across all targets. */
   concurrency?: number
+  /**
+   * Most attempts in flight to one target. Each target starts at one and earns more by
+   * answering (one more per 2xx, halved on a failure), so a dead or slow target holds one
+   * slot while a healthy one is sent a backlog in parallel.
+   */
+  perTargetConcurrency?: number
   /** Due deliveries fetched per target per poll. */
   perTarget?: number
   /** Real-time period of a poll even when nothing known here is due. */
   rescanMs?: number
 }
+
+/** How long a row of a due page stands for the stored row (see attempt). */
+const FRESH_MS = 5_000
 
 export class DeliveryEngine implements Part {
   readonly name = 'events'
@@ -41,8 +50,12 @@ export class DeliveryEngine implements Part {
   private pollAgain = false
   /** Delivery id → its queued or running attempt (resolves to 1 when one was made). */
   private readonly inflight = new Map<string, Promise<number>>()
-  /** Subscription id → tail of its lane. */
-  private readonly lanes = new Map<number, Promise<unknown>>()
+  private readonly perTargetConcurrency: number
+  /** Subscription id → its attempts in flight, its current limit, the ones waiting for a turn. */
+  private readonly targets = new Map<
+    number,
+    { active: number; limit: number; waiting: (() => void)[] }
+  >()
   private readonly subLocks = new Map<number, Promise<unknown>>()
   private active = 0
   private readonly slotWaiters: (() => void)[] = []
@@ -63,12 +76,18 @@ export class DeliveryEngine implements Part {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly opts: EngineOptions,
-    /** Told when a subscription changed (switched off), to drop cached lists. */
+    /** Told when the engine changed a subscription (counter, switch-off), to drop cached lists. */
     private readonly onSubscriptionChanged: () => Promise<void> = async () => {},
+    /** A subscription as the outbox's cache has it; default: read from the store. */
+    private readonly subscriptionOf: (ws: number, id: number) => Promise<Subscription | null> = (
+      _ws,
+      id,
+    ) => repo.getSubscription(id),
   ) {
     this.pollMs = opts.pollMs ?? 1000
-    this.concurrency = opts.concurrency ?? 16
-    this.perTarget = opts.perTarget ?? 50
+    this.concurrency = opts.concurrency ?? 64
+    this.perTargetConcurrency = Math.min(opts.perTargetConcurrency ?? 16, this.concurrency)
+    this.perTarget = opts.perTarget ?? 200
     this.rescanMs = opts.rescanMs ?? 15_000
   }
 
@@ -105,7 +124,13 @@ export class DeliveryEngine implements Part {
       do {
         this.pollAgain = false
         try {
-          for (const d of await this.due()) if (!this.inflight.has(d.id)) void this.dispatch(d)
+          const readAt = Date.now()
+          const { rows, backlog } = await this.due()
+          const sent: Promise<number>[] = []
+          for (const d of rows) if (!this.inflight.has(d.id)) sent.push(this.dispatch(d, readAt))
+          // A full page means more is due now: fetch the next one as soon as this one is
+          // sent, not a poll period later (a page per period capped a backlog at 50/s).
+          if (backlog && sent.length) void Promise.allSettled(sent).then(() => this.wake())
         } catch (err) {
           if (!this.stopped) this.log.error({ err }, 'event delivery poll failed')
         }
@@ -120,8 +145,11 @@ export class DeliveryEngine implements Part {
    * started). Returns the number of attempts made.
    */
   async runDue(): Promise<number> {
-    const rows = await this.due()
-    const n = await Promise.all(rows.map((d) => this.inflight.get(d.id) ?? this.dispatch(d)))
+    const readAt = Date.now()
+    const { rows } = await this.due()
+    const n = await Promise.all(
+      rows.map((d) => this.inflight.get(d.id) ?? this.dispatch(d, readAt)),
+    )
     return n.reduce((a, b) => a + b, 0)
   }
 
@@ -136,7 +164,7 @@ export class DeliveryEngine implements Part {
   }
 
   /** Due rows now; also learns when the next known one falls due. */
-  private async due(): Promise<Delivery[]> {
+  private async due(): Promise<{ rows: Delivery[]; backlog: boolean }> {
     const now = this.clock.now()
     this.lastScan = Date.now()
     this.scheduledDuringScan = Infinity
@@ -147,24 +175,49 @@ export class DeliveryEngine implements Part {
     for (const d of rows) perSub.set(d.subscription_id, (perSub.get(d.subscription_id) ?? 0) + 1)
     const backlog = [...perSub.values()].some((n) => n >= this.perTarget)
     this.nextDueAt = backlog ? -Infinity : Math.min(later ?? Infinity, this.scheduledDuringScan)
-    return rows
+    return { rows, backlog }
   }
 
-  private dispatch(d: Delivery): Promise<number> {
-    const prev = this.lanes.get(d.subscription_id) ?? Promise.resolve()
-    const run = prev
-      .then(() => this.withSlot(() => this.attempt(d.id)))
-      .catch((err: unknown) => {
-        this.log.error({ err, delivery: d.id }, 'event delivery attempt failed')
-        return 0
-      })
-    this.inflight.set(d.id, run)
-    const tail: Promise<unknown> = run.finally(() => {
-      this.inflight.delete(d.id)
-      if (this.lanes.get(d.subscription_id) === tail) this.lanes.delete(d.subscription_id)
+  private dispatch(d: Delivery, readAt: number): Promise<number> {
+    // A turn of the target first, then a global slot: attempts queued behind a slow target
+    // hold no slot another target could use.
+    const run = this.withTarget(d.subscription_id, () =>
+      this.withSlot(() => this.attempt(d, readAt)),
+    ).catch((err: unknown) => {
+      this.log.error({ err, delivery: d.id }, 'event delivery attempt failed')
+      return 0
     })
-    this.lanes.set(d.subscription_id, tail)
+    this.inflight.set(d.id, run)
+    void run.finally(() => this.inflight.delete(d.id))
     return run
+  }
+
+  private target(subId: number) {
+    let t = this.targets.get(subId)
+    if (!t) this.targets.set(subId, (t = { active: 0, limit: 1, waiting: [] }))
+    return t
+  }
+
+  private async withTarget<T>(subId: number, fn: () => Promise<T>): Promise<T> {
+    const t = this.target(subId)
+    while (t.active >= t.limit) await new Promise<void>((r) => t.waiting.push(r))
+    t.active++
+    try {
+      return await fn()
+    } finally {
+      t.active--
+      if (t.active < t.limit) t.waiting.shift()?.()
+    }
+  }
+
+  /** Additive increase on a 2xx, halving on a failure (see perTargetConcurrency). */
+  private answered(subId: number, ok: boolean): void {
+    const t = this.target(subId)
+    t.limit = ok
+      ? Math.min(this.perTargetConcurrency, t.limit + 1)
+      : Math.max(1, Math.floor(t.limit / 2))
+    // A raised limit lets waiting attempts go now.
+    for (let free = t.limit - t.active; free > 0 && t.waiting.length; free--) t.waiting.shift()!()
   }
 
   private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
@@ -178,19 +231,36 @@ export class DeliveryEngine implements Part {
     }
   }
 
-  /** One attempt of one delivery, read fresh: a lane may have waited behind a slow one. */
-  private async attempt(id: string): Promise<number> {
-    if (this.stopped) return 0
-    const d = await this.repo.getDelivery(id)
-    const now = this.clock.now()
-    if (!d || d.status !== 'pending' || d.next_attempt_at === null || d.next_attempt_at > now)
-      return 0
-    // Read per attempt, so a rotated secret signs the very next attempt.
-    const sub = await this.repo.getSubscription(d.subscription_id)
-    if (!sub || !sub.enabled) return 0
+  /**
+   * One attempt of one delivery. The row of the due page is used while it is fresh: a stale
+   * copy can only lead to a claim that is already taken (the claim names the attempt and the
+   * row version it read). Then, and for an attempt that waited longer than FRESH_MS behind a
+   * slow target, the row is read again (a cluster may answer a scan with a replica that has
+   * not yet seen the last result).
+   */
+  private async attempt(page: Delivery, readAt: number): Promise<number> {
+    const read = () => this.repo.getDelivery(page.id, page.workspace_id)
+    let d: Delivery | null = Date.now() - readAt < FRESH_MS ? page : await read()
+    let claimed = false
+    let sub: Subscription | null = null
+    let now = 0
+    for (let tries = 0; !claimed && tries < 2; tries++) {
+      if (this.stopped) return 0
+      if (tries === 1) {
+        if (d !== page) return 0
+        d = await read()
+      }
+      now = this.clock.now()
+      if (!d || d.status !== 'pending' || d.next_attempt_at === null || d.next_attempt_at > now)
+        return 0
+      // Cached, and dropped on every change (a rotated secret signs the very next attempt).
+      sub = await this.subscriptionOf(d.workspace_id, d.subscription_id)
+      if (!sub || !sub.enabled) return 0
+      const claimTtl = this.opts.timeoutMs + 60_000
+      claimed = await this.coord.claim(`delivery:${d.id}:${d.attempts + 1}:${d.version}`, claimTtl)
+    }
+    if (!claimed || !d || !sub) return 0
     const attemptNo = d.attempts + 1
-    const claimTtl = this.opts.timeoutMs + 60_000
-    if (!(await this.coord.claim(`delivery:${d.id}:${attemptNo}:${d.version}`, claimTtl))) return 0
 
     const t = Math.floor(now / 1000)
     const headers = {
@@ -204,6 +274,7 @@ export class DeliveryEngine implements Part {
       blockPrivate: this.opts.blockPrivate,
     })
 
+    this.answered(d.subscription_id, outcome.error === null)
     const after = this.clock.now()
     const next: Delivery = {
       ...d,
@@ -222,8 +293,10 @@ export class DeliveryEngine implements Part {
       this.scheduledDuringScan = Math.min(this.scheduledDuringScan, next.next_attempt_at)
     }
     await this.repo.saveDeliveries([next])
-    if (next.status === 'delivered') await this.settle(sub.id, 'delivered')
-    else if (next.status === 'failed') await this.settle(sub.id, 'exhausted')
+    // Nothing to reset when the target had no failures as of this attempt's read.
+    if (next.status === 'delivered') {
+      if (sub.consecutive_failures !== 0) await this.settle(sub.id, 'delivered')
+    } else if (next.status === 'failed') await this.settle(sub.id, 'exhausted')
     return 1
   }
 
@@ -233,9 +306,13 @@ export class DeliveryEngine implements Part {
     const run = prev.then(async () => {
       const sub = await this.repo.getSubscription(subId)
       if (!sub) return
+      // Every change is announced: attempts read the subscription from the outbox's cache,
+      // and a delivered attempt resets the counter only when that copy shows failures.
       if (result === 'delivered') {
-        if (sub.consecutive_failures !== 0)
+        if (sub.consecutive_failures !== 0) {
           await this.repo.saveSubscription({ ...sub, consecutive_failures: 0 })
+          await this.onSubscriptionChanged()
+        }
         return
       }
       const failures = sub.consecutive_failures + 1
@@ -245,10 +322,8 @@ export class DeliveryEngine implements Part {
         consecutive_failures: failures,
         enabled: sub.enabled && !switchOff,
       })
-      if (switchOff) {
-        await this.onSubscriptionChanged()
-        await this.mailOwners(sub, failures)
-      }
+      await this.onSubscriptionChanged()
+      if (switchOff) await this.mailOwners(sub, failures)
     })
     const tail = run.catch(() => {})
     this.subLocks.set(subId, tail)

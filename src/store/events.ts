@@ -1,6 +1,7 @@
 // Event subscriptions, deliveries and owner mails in ClickHouse. Rows are versioned
 // (ReplacingMergeTree): every change inserts the whole row again with a higher version and
 // reads use FINAL, so a delivery's state is one row however often it was attempted.
+import { GroupCommit } from './group-commit.js'
 import { chTime, parseChTime, type Sql } from './sql.js'
 import type { Store } from './store.js'
 
@@ -92,8 +93,14 @@ function mailFromRow(r: Record<string, any>): Mail {
 
 export class EventRepo {
   private readonly sql: Sql
+  /**
+   * Delivery rows (new events, attempt results) written together: every attempt stores its
+   * result, and one INSERT each held the delivery engine to ~35 attempts a second.
+   */
+  private readonly deliveries: GroupCommit
   constructor(private readonly store: Store) {
     this.sql = store.sql
+    this.deliveries = new GroupCommit(this.sql, 'event_deliveries')
   }
 
   nextSubscriptionId(): Promise<number> {
@@ -146,13 +153,16 @@ export class EventRepo {
           created_at: chTime(d.created_at),
         }) + '\n'
     }
-    await this.sql.insertJsonEachRow('event_deliveries', rows)
+    await this.deliveries.write(rows, ds.length)
   }
 
-  async getDelivery(id: string): Promise<Delivery | null> {
+  /** With the workspace, a look-up by the sorting key instead of a scan of every delivery. */
+  async getDelivery(id: string, ws?: number): Promise<Delivery | null> {
     const [r] = await this.sql.query(
-      'SELECT * FROM event_deliveries FINAL WHERE id = {id:String}',
-      { id },
+      ws === undefined
+        ? 'SELECT * FROM event_deliveries FINAL WHERE id = {id:String}'
+        : 'SELECT * FROM event_deliveries FINAL WHERE workspace_id = {ws:UInt64} AND id = {id:String}',
+      ws === undefined ? { id } : { id, ws },
     )
     return r ? deliveryFromRow(r) : null
   }

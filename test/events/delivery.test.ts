@@ -373,10 +373,9 @@ t.test('a slow target delays neither the emitter nor another target', async (t) 
     'emit returned while the slow target still holds its first delivery',
   )
   await fast.waitFor(2)
-  t.equal(
-    slow.received.length,
-    1,
-    'the fast target got both while the slow lane is still on its first',
+  t.ok(
+    (await deliveries(a.id)).every((d: any) => d.status === 'pending' && d.attempts === 0),
+    'the fast target got both while the slow one still holds its first attempts',
   )
   let d1: any
   for (let i = 0; i < 100 && d1?.status !== 'delivered'; i++) {
