@@ -81,12 +81,26 @@ function parseArgs(argv: string[]) {
   return o
 }
 
+/** The closed-loop row of the generic gateway profile at this batch size, if it ran. */
+function gatewayClosed(results: ScenarioResult[], batch: number) {
+  return results
+    .find((r) => r.name === 'gateway')
+    ?.rows.find((r) => r.label.startsWith(`batch ${batch}, closed`))
+}
+
 /** Ratios that need figures from several scenarios. */
 function addRatios(ctx: Ctx, results: ScenarioResult[]): void {
   for (const r of results)
     r.rows = r.rows.map((row) => {
       const ins = row.detail?.insertMeanRows as number | undefined
       const batch = Number(/batch (\d+)/.exec(row.label)?.[1])
+      if (row.scenario === 'telegram' && row.detail?.profile === 'gateway') {
+        // Telegrams in the gateway profile: against the generic gateway row of the same batch
+        // size (issue 13: ≥ 50 %), else the naive ceiling of that profile.
+        const g = gatewayClosed(results, batch)
+        if (g) return withRatio(row, `gateway batch ${batch}`, g.rate)
+        return withRatio(row, `naive gateway ${batch}`, ctx.shared.naive.get(`gateway ${batch}`))
+      }
       if (row.scenario === 'generic' || row.scenario === 'telegram') {
         // Storage ceiling at the insert size this very run's writer produced.
         const st = ins ? nearest(ctx.shared.storage, ins) : undefined
@@ -126,6 +140,13 @@ function verdicts(ctx: Ctx, results: ScenarioResult[]): string[] {
     out.push(
       `plain telegram decode ${round(dec.rate / 1000, 1)} k/s per core (target ≥ 200 k/s): ${dec.ratio >= 1 ? 'MET' : 'MISSED'}`,
     )
+  for (const row of results.find((r) => r.name === 'telegram')?.rows ?? []) {
+    if (row.detail?.profile !== 'gateway' || !row.ceiling?.name.startsWith('gateway')) continue
+    const naive = ctx.shared.naive.get(`gateway ${row.detail.batch}`)
+    out.push(
+      `telegram ${row.label} at ${round(row.ratio! * 100, 1)} % of generic gateway (target ≥ 50 %): ${row.ratio! >= 0.5 ? 'MET' : 'MISSED'}${naive ? `; ${round((row.rate / naive) * 100, 1)} % of naive` : ''}`,
+    )
+  }
   const http1k = ctx.shared.http.get(1000)
   if (best1k && http1k)
     out.push(

@@ -25,6 +25,20 @@ export type BodySpec =
       stepMs: number
     }
   | {
+      /**
+       * Telegram gateway: every request of a lane names its `batch` meters once each
+       * (1 telegram per meter per request); meter i of a lane carries frame i mod n, and
+       * recorded_at moves one step per request.
+       */
+      kind: 'telegramGateway'
+      batch: number
+      telegrams: string[]
+      /** appended to the meter names (keeps runs of different frame kinds apart) */
+      suffix: string
+      startMs: number
+      stepMs: number
+    }
+  | {
       kind: 'webhook'
       batch: number
       meters: number
@@ -64,6 +78,18 @@ export const genericMeter = (lane: number, i: number) => `g${lane}-${i}`
 export const webhookMeter = (lane: number, i: number) => `w${lane}-${i}`
 export const sharedMeter = (i: number) => `s-${i}`
 export const telegramMeter = (lane: number, j: number) => `t${lane}-${j}`
+export const telegramGatewayMeter = (lane: number, i: number, suffix: string) =>
+  `tg${lane}-${i}${suffix}`
+
+/** The fixed start of each of a lane's `count` items, built on first use of the lane. */
+function perLane(count: number, head: (lane: number, i: number) => string) {
+  const heads = new Map<number, string[]>()
+  return (lane: number): string[] => {
+    let h = heads.get(lane)
+    if (!h) heads.set(lane, (h = Array.from({ length: count }, (_, i) => head(lane, i))))
+    return h
+  }
+}
 
 /** Returns (lane, seq) => request body for the seq-th request of a lane, and readings per body. */
 export function bodyFactory(spec: BodySpec): {
@@ -83,18 +109,10 @@ export function bodyFactory(spec: BodySpec): {
     }
     case 'generic': {
       const perMeter = Math.max(1, Math.round(spec.batch / spec.meters))
-      const heads = new Map<number, string[]>()
-      const laneHeads = (lane: number) => {
-        let h = heads.get(lane)
-        if (!h) {
-          h = Array.from(
-            { length: spec.meters },
-            (_, i) => `{"meter":"${genericMeter(lane, i)}","kind":"saldo","value":`,
-          )
-          heads.set(lane, h)
-        }
-        return h
-      }
+      const laneHeads = perLane(
+        spec.meters,
+        (lane, i) => `{"meter":"${genericMeter(lane, i)}","kind":"saldo","value":`,
+      )
       return {
         readings: perMeter * spec.meters,
         make(lane, seq) {
@@ -166,6 +184,24 @@ export function bodyFactory(spec: BodySpec): {
               )
           }
           return `{"uplinks":[${parts.join(',')}]}`
+        },
+      }
+    }
+    case 'telegramGateway': {
+      const n = spec.telegrams.length
+      const laneHeads = perLane(
+        spec.batch,
+        (lane, i) =>
+          `{"meter":"${telegramGatewayMeter(lane, i, spec.suffix)}","profile":"wmbus_oms","payload":{"telegram":"${spec.telegrams[i % n]}"},"recorded_at":"`,
+      )
+      return {
+        readings: spec.batch,
+        make(lane, seq) {
+          const h = laneHeads(lane)
+          const tail = `${new Date(spec.startMs + seq * spec.stepMs).toISOString()}"}`
+          const parts = new Array<string>(h.length)
+          for (let i = 0; i < h.length; i++) parts[i] = h[i] + tail
+          return `{"readings":[${parts.join(',')}]}`
         },
       }
     }

@@ -4,12 +4,17 @@
 // own meter (named in the item, which wins over the frame's identity) so readings of a meter
 // stay in order; the encrypted meters get their AES key via PUT /admin/v1/meters/{id}/wmbus-key.
 // This measures decode in the worker pool + the rest of the ingest path.
+// Then the gateway profile of issue 13: 1 telegram per meter per request, disjoint meters per
+// connection, c=8, batch 500 (and 1,000 in full runs), plain and mode 5 frames; bench/run.ts
+// prints each row's ratio to the `gateway` generic row of the same batch size in the same run.
 import fs from 'node:fs'
 import type { Ctx } from '../lib/context.js'
-import { telegramMeter } from '../lib/bodies.js'
+import { telegramGatewayMeter, telegramMeter } from '../lib/bodies.js'
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
 import { ROOT } from '../lib/server.js'
-import { ingestEnv, loadConfig, measure, STEP_MS } from './ingest-common.js'
+import { DecoderPool } from '../../src/decode/pool.js'
+import { ingestEnv, loadConfig, measure, STEP_MS, type IngestEnv } from './ingest-common.js'
+import os from 'node:os'
 import path from 'node:path'
 
 interface Fx {
@@ -102,5 +107,165 @@ export async function telegram(ctx: Ctx): Promise<ScenarioResult> {
   notes.push(
     'one reading per telegram (the main register); rate = telegrams answered created per second; WORKERS = cores (decoder pool).',
   )
+  const gw = await gatewayProfile(ctx, fx)
+  rows.push(...gw.rows)
+  notes.push(...gw.notes)
   return { name: 'telegram', rows, notes }
+}
+
+/** Connections of the gateway profile, as in bench/scenarios/deployment.ts. */
+const C = 8
+
+/**
+ * The gateway profile with telegrams (issue 13): every request of a connection names each of
+ * its meters once, meter i carrying frame i mod n of the kind. Its own server, so the meters
+ * and windows of the runs above are not in the way. Rows carry detail.profile = 'gateway'.
+ */
+export async function gatewayProfile(
+  ctx: Ctx,
+  fx: Record<string, Fx[]>,
+  kinds = ctx.tiny ? ['plain'] : ['plain', 'mode5'],
+): Promise<{ rows: Row[]; notes: string[] }> {
+  const batches = ctx.tiny || ctx.quick ? [500] : [500, 1000]
+  const meters = Math.max(...batches)
+  const rows: Row[] = []
+  const notes: string[] = []
+  const env = await ingestEnv(ctx, 'telegram-gateway')
+  try {
+    for (const kind of kinds) {
+      const frames = fx[kind]!
+      const twins = frames[0]!.key ? await plainTwins(fx.plain!, frames) : null
+      const p = await provisionGateway(env, kind, frames, twins, meters)
+      notes.push(
+        `gateway ${kind}: provisioning ${C} × ${meters} meters${frames[0]!.key ? ' and their keys' : ''} took ${round(p)} ms (${round((C * meters) / (p / 1000))} meters/s; not measured)`,
+      )
+      for (const batch of batches) {
+        const body = {
+          kind: 'telegramGateway' as const,
+          batch,
+          telegrams: frames.map((f) => f.hex),
+          suffix: kind,
+          startMs: env.nextStart(),
+          stepMs: STEP_MS,
+        }
+        const { m, insertMean, inserts } = await measure(
+          env,
+          loadConfig(env, ctx, '/api/v1/reportData', body, {
+            mode: 'closed',
+            connections: C,
+            lanes: C,
+          }),
+        )
+        const row = fromLoad(
+          'telegram',
+          `gateway ${kind}, batch ${batch} (1 per meter), closed c=${C}`,
+          m,
+          env.server.peakRssMiB(),
+          'telegrams/s',
+        )
+        row.detail = {
+          ...row.detail,
+          profile: 'gateway',
+          batch,
+          insertMeanRows: round(insertMean),
+          inserts,
+          load1: round(os.loadavg()[0]!, 2),
+        }
+        if (m.rejected > 0 || m.duplicates > 0)
+          notes.push(
+            `gateway ${kind} batch ${batch}: ${m.rejected} rejected, ${m.duplicates} duplicates in the window (statuses ${JSON.stringify(m.statuses)})`,
+          )
+        rows.push(row)
+      }
+    }
+  } finally {
+    await env.close()
+  }
+  notes.push(
+    'gateway rows: 1 telegram per meter per request, disjoint meters per connection (frame i mod n for meter i); ratio = telegrams/s over the `gateway` generic row (readings/s) of the same batch size in this run (run `gateway` too).',
+  )
+  return { rows, notes }
+}
+
+/**
+ * Creates the meters of every connection, ms taken: one report per connection names them all,
+ * then encrypted kinds get each meter's key (PUT …/wmbus-key, one call per meter, 16 at a
+ * time: the slow part, ~20–30 ms a call, each a chDB INSERT of the meter). An encrypted
+ * telegram would be quarantined and replayed by the key (far slower), so encrypted meters are
+ * created with a plain frame of the same unit (`twins`).
+ */
+async function provisionGateway(
+  env: IngestEnv,
+  kind: string,
+  frames: Fx[],
+  /** encrypted kinds: the plain frame each meter is created with (same unit) */
+  twins: string[] | null,
+  meters: number,
+): Promise<number> {
+  const t0 = performance.now()
+  const names = Array.from({ length: C }, (_, lane) =>
+    Array.from({ length: meters }, (_, i) => telegramGatewayMeter(lane, i, kind)),
+  )
+  const at = new Date(env.nextStart()).toISOString()
+  const first = twins ?? frames.map((f) => f.hex)
+  await Promise.all(
+    names.map(async (list) => {
+      const readings = list.map((meter, i) => ({
+        meter,
+        profile: 'wmbus_oms',
+        payload: { telegram: first[i % first.length]! },
+        recorded_at: at,
+      }))
+      const r = await env.server.call('POST', '/api/v1/reportData', env.token, { readings })
+      if (r.status >= 300)
+        throw new Error(`provisioning → ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`)
+    }),
+  )
+  if (!twins) return performance.now() - t0
+  const list = await env.server.call('GET', '/api/v1/meters', env.token)
+  const ids = new Map<string, number>(
+    (list.body.data as { id: number; meter_identifier: string }[]).map((m) => [
+      m.meter_identifier,
+      m.id,
+    ]),
+  )
+  const todo = names.flatMap((l) =>
+    l.map((meter, i) => {
+      const id = ids.get(meter)
+      if (id === undefined) throw new Error(`provisioning: meter ${meter} not created`)
+      return { id, key: frames[i % frames.length]!.key }
+    }),
+  )
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < todo.length) {
+        const { id, key } = todo[next++]!
+        await env.server.admin('PUT', `/meters/${id}/wmbus-key`, { key })
+      }
+    }),
+  )
+  return performance.now() - t0
+}
+
+/**
+ * For each encrypted frame, a plain fixture frame whose main register has the same unit
+ * (decoded here, once): the meter is created with that unit, and its first reading is a
+ * valid neighbour like the ones that follow (a unit-less first reading would make the meter
+ * actor ask the store for neighbours until enough valid ones arrived).
+ */
+async function plainTwins(plain: Fx[], frames: Fx[]): Promise<string[]> {
+  const pool = new DecoderPool({ workers: 1 })
+  try {
+    const p = await pool.decodeTelegrams(plain.map((f) => ({ hex: f.hex, key: null })))
+    const e = await pool.decodeTelegrams(frames.map((f) => ({ hex: f.hex, key: f.key })))
+    return e.map((o, j) => {
+      const unit = o.status === 'ok' ? o.unit : undefined
+      const i = p.findIndex((q) => q.status === 'ok' && q.unit === unit)
+      if (i < 0) throw new Error(`no plain fixture frame with the unit of ${frames[j]!.source}`)
+      return plain[i]!.hex
+    })
+  } finally {
+    await pool.destroy()
+  }
 }
