@@ -166,6 +166,14 @@ export class MeterActor {
   seen: number | null = null
   /** Per kind: the window holds every stored reading with recorded_at after this. */
   private completeAfter: Record<Kind, number> = { consumption: Infinity, saldo: Infinity }
+  /**
+   * Per kind: the window also holds every VALID reading stored at or before completeAfter
+   * (what it dropped were invalid ones, or the store has fewer than NEIGHBOURHOOD valid
+   * ones), so a reading there needs no store look-up even with fewer than NEIGHBOURHOOD
+   * valid ones held. A meter whose readings are never valid (no unit) asked the store on
+   * every turn once its window had dropped one.
+   */
+  private validComplete: Record<Kind, boolean> = { consumption: false, saldo: false }
   /** A turn of this actor is running (turns of one meter never overlap). */
   busy = false
   /** Requests waiting for the next turn, which they will share (registry.ts). */
@@ -181,6 +189,7 @@ export class MeterActor {
     if (fresh) {
       this.timeline = new MeterTimeline(this.context([]))
       this.completeAfter = { consumption: -Infinity, saldo: -Infinity }
+      this.validComplete = { consumption: true, saldo: true }
     }
   }
 
@@ -240,6 +249,7 @@ export class MeterActor {
       ? { statuses: h.status.statuses, reportedAt: Date.parse(h.status.reported_at) }
       : null
     turn.tl = this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
+    this.validComplete = { consumption: false, saldo: false }
     // The loaded rows are the newest of each kind, complete from the oldest one on.
     for (const k of KINDS) {
       let oldest = Infinity
@@ -257,7 +267,8 @@ export class MeterActor {
     for (const k of KINDS) {
       const after = this.completeAfter[k]
       if (after === -Infinity) continue
-      if (!(t > after) || tl.validBetween(k, after + 1, t) < NEIGHBOURHOOD) return false
+      if (!(t > after)) return false
+      if (!this.validComplete[k] && tl.validBetween(k, after + 1, t) < NEIGHBOURHOOD) return false
     }
     return true
   }
@@ -317,9 +328,20 @@ export class MeterActor {
     return out
   }
 
-  /** Loads stored neighbours into the window (their stored flags kept). */
-  addNeighbours(turn: Turn, rows: TimelineReading[]): void {
+  /** Loads stored neighbours of the `far` times into the window (their stored flags kept). */
+  addNeighbours(turn: Turn, rows: TimelineReading[], far: readonly number[]): void {
     turn.tl!.load(rows)
+    // Fewer than NEIGHBOURHOOD valid readings of a kind before the earliest far time: the
+    // store holds no other valid one before it, and the window holds all after completeAfter.
+    const t0 = Math.min(...far)
+    for (const k of KINDS) {
+      if (!(t0 > this.completeAfter[k])) continue
+      let before = 0
+      for (const r of rows)
+        if (r.kind === k && r.recordedAt < t0 && r.canonicalValue !== null && !r.unitMismatch)
+          before++
+      if (before < NEIGHBOURHOOD) this.validComplete[k] = true
+    }
   }
 
   /**
@@ -453,9 +475,14 @@ export class MeterActor {
     for (const r of turn.created)
       if (r.recordedAt > this.latest[r.kind]) this.latest[r.kind] = r.recordedAt
     const w = this.env.window
+    const validBefore = KINDS.map((k) => tl.validBetween(k, -Infinity, Infinity))
     const dropped = tl.retain(w?.spanMs ?? WINDOW_SPAN_MS, w?.maxPerKind ?? WINDOW_MAX)
-    for (const k of KINDS)
+    KINDS.forEach((k, i) => {
       if (dropped[k] > this.completeAfter[k]) this.completeAfter[k] = dropped[k]
+      // A valid reading dropped: the window no longer holds them all (retain keeps at least
+      // NEIGHBOURHOOD valid ones, so the count in windowKnows answers again).
+      if (tl.validBetween(k, -Infinity, Infinity) < validBefore[i]!) this.validComplete[k] = false
+    })
 
     const newest = turn.status?.newest
     if (!newest || (this.status && newest.reportedAt <= this.status.reportedAt)) return null

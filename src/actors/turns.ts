@@ -138,7 +138,7 @@ async function phases(env: ActorEnv, turns: Turn[]): Promise<void> {
     if (!far.length) return null
     return h
       .neighbourhood(t.meter.workspace_id, t.meter.id, far, NEIGHBOURHOOD)
-      .then((rows) => t.actor.addNeighbours(t, rows))
+      .then((rows) => t.actor.addNeighbours(t, rows, far))
   })
   const now = chTime(env.now())
   step(turns, (t) => t.actor.flag(t, now))
