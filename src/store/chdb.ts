@@ -10,6 +10,12 @@ import type { Params, Sql } from './sql.js'
 export class ChdbSql implements Sql {
   readonly kind = 'chdb' as const
   private readonly session: Session
+  /**
+   * INSERTs run on a session of their own. A session runs one query at a time, so on one
+   * session every look-up waited behind a running INSERT (30-60 ms for a group commit) and
+   * every INSERT behind a look-up; two sessions on the same engine run side by side.
+   */
+  private readonly writeSession: Session
   private readonly dir: string
   /**
    * Streams run on a session of their own: any other query on a session ends the stream that
@@ -23,6 +29,7 @@ export class ChdbSql implements Sql {
     fs.mkdirSync(dir, { recursive: true })
     this.dir = dir
     this.session = new Session(dir)
+    this.writeSession = new Session(dir)
   }
 
   async *stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
@@ -97,7 +104,7 @@ export class ChdbSql implements Sql {
 
   async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
     if (rows.length === 0) return
-    await this.session.insert({
+    await this.writeSession.insert({
       table,
       values: typeof rows === 'string' ? Buffer.from(rows) : rows,
       format: 'JSONEachRow',
@@ -109,6 +116,7 @@ export class ChdbSql implements Sql {
 
   async close(): Promise<void> {
     this.streamSession?.close()
+    this.writeSession.close()
     this.session.close()
   }
 }
