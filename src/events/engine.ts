@@ -58,6 +58,8 @@ export class DeliveryEngine implements Part {
   >()
   private readonly subLocks = new Map<number, Promise<unknown>>()
   private active = 0
+  /** Attempts claimed and sent by this engine (runDue counts with it). */
+  private attemptsMade = 0
   private readonly slotWaiters: (() => void)[] = []
   // The due query reads the whole deliveries table (FINAL), so the timer runs it only when
   // something known is due (clock time), or every `rescanMs` (real time) for work another
@@ -141,16 +143,18 @@ export class DeliveryEngine implements Part {
   }
 
   /**
-   * Sends every delivery due now and waits for those attempts (also ones the timer already
-   * started). Returns the number of attempts made.
+   * Sends every delivery due now and waits for those attempts, also ones a poll the clock
+   * started is making. Returns the number of attempts made meanwhile: counted where they are
+   * made, since a poll racing this scan may make an attempt this scan also found due.
    */
   async runDue(): Promise<number> {
+    const before = this.attemptsMade
+    await this.polling?.catch(() => {})
     const readAt = Date.now()
     const { rows } = await this.due()
-    const n = await Promise.all(
-      rows.map((d) => this.inflight.get(d.id) ?? this.dispatch(d, readAt)),
-    )
-    return n.reduce((a, b) => a + b, 0)
+    await Promise.all(rows.map((d) => this.inflight.get(d.id) ?? this.dispatch(d, readAt)))
+    await Promise.allSettled([...this.inflight.values()])
+    return this.attemptsMade - before
   }
 
   /** Resolves once no poll and no attempt is running (tests settle on it before moving time). */
@@ -169,12 +173,16 @@ export class DeliveryEngine implements Part {
     this.lastScan = Date.now()
     this.scheduledDuringScan = Infinity
     const rows = await this.repo.dueDeliveries(now, this.perTarget)
-    const later = await this.repo.nextDue(now)
-    // A full page per target means a backlog: look again at the next tick.
+    // A full page per target means a backlog: the next page follows at once, and the scan
+    // for the next due time (another pass over every delivery) can wait until it is over.
     const perSub = new Map<number, number>()
     for (const d of rows) perSub.set(d.subscription_id, (perSub.get(d.subscription_id) ?? 0) + 1)
     const backlog = [...perSub.values()].some((n) => n >= this.perTarget)
-    this.nextDueAt = backlog ? -Infinity : Math.min(later ?? Infinity, this.scheduledDuringScan)
+    if (backlog) this.nextDueAt = -Infinity
+    else {
+      const later = await this.repo.nextDue(now)
+      this.nextDueAt = Math.min(later ?? Infinity, this.scheduledDuringScan)
+    }
     return { rows, backlog }
   }
 
@@ -261,6 +269,7 @@ export class DeliveryEngine implements Part {
     }
     if (!claimed || !d || !sub) return 0
     const attemptNo = d.attempts + 1
+    this.attemptsMade++
 
     const t = Math.floor(now / 1000)
     const headers = {
