@@ -68,7 +68,11 @@ t.test('over the delivery budget: 422 naming mapping, nothing stored', async (t)
   t.ok(r.body.errors?.mapping, `names mapping: ${r.text}`)
   t.match(r.body.message, /took more than 50 ms/)
   t.same(await readings(), [], 'nothing stored')
-  const small = await srv.call('POST', ep.path, { token: ep.token, body: [item(1)] })
+  // The budget is wall time: on a loaded machine a stall of the process (GC, another
+  // test's burst) can take one small delivery over it too, so it gets three tries.
+  let small = await srv.call('POST', ep.path, { token: ep.token, body: [item(1)] })
+  for (let i = 0; i < 2 && small.status === 422; i++)
+    small = await srv.call('POST', ep.path, { token: ep.token, body: [item(1)] })
   t.equal(small.status, 200, `a small delivery of the same mapping is accepted: ${small.text}`)
   t.equal(small.body.accepted, 1)
 })
