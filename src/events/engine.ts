@@ -1,8 +1,8 @@
 // The delivery engine: finds due pending deliveries and sends them, signed with the
 // subscription's current secret. Targets are served concurrently (a limit of attempts in
 // flight per subscription that a healthy target raises and a failing one lowers, and a
-// global bound), so a slow or dead target only ever delays itself. Due-ness comes from the injected clock; a timer polls, `runDue` lets tests
-// drive it. With several instances, a claim per (delivery, attempt, row version) makes
+// global bound), so a slow or dead target only ever delays itself. Due-ness comes from the
+// injected clock; a timer polls, `runDue` lets tests drive it. With several instances, a claim per (delivery, attempt, row version) makes
 // exactly one of them send each attempt.
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
@@ -11,6 +11,7 @@ import type { Part } from '../lifecycle.js'
 import type { TenantRepo } from '../store/tenants.js'
 import type { Mailer } from './mailer.js'
 import type { Delivery, EventRepo, Subscription } from '../store/events.js'
+import { Gate } from './gate.js'
 import { post } from './send.js'
 import { signatureHeader } from './signing.js'
 
@@ -42,7 +43,6 @@ const FRESH_MS = 5_000
 export class DeliveryEngine implements Part {
   readonly name = 'events'
   private readonly pollMs: number
-  private readonly concurrency: number
   private readonly perTarget: number
   private stopTimer: (() => void) | null = null
   private stopped = true
@@ -51,16 +51,13 @@ export class DeliveryEngine implements Part {
   /** Delivery id → its queued or running attempt (resolves to 1 when one was made). */
   private readonly inflight = new Map<string, Promise<number>>()
   private readonly perTargetConcurrency: number
-  /** Subscription id → its attempts in flight, its current limit, the ones waiting for a turn. */
-  private readonly targets = new Map<
-    number,
-    { active: number; limit: number; waiting: (() => void)[] }
-  >()
+  /** Subscription id → the gate of its attempts (its limit adapts, see answered()). */
+  private readonly targets = new Map<number, Gate>()
+  /** Attempts in flight across all targets. */
+  private readonly slots: Gate
   private readonly subLocks = new Map<number, Promise<unknown>>()
-  private active = 0
   /** Attempts claimed and sent by this engine (runDue counts with it). */
   private attemptsMade = 0
-  private readonly slotWaiters: (() => void)[] = []
   // The due query reads the whole deliveries table (FINAL), so the timer runs it only when
   // something known is due (clock time), or every `rescanMs` (real time) for work another
   // instance scheduled and left behind.
@@ -87,8 +84,9 @@ export class DeliveryEngine implements Part {
     ) => repo.getSubscription(id),
   ) {
     this.pollMs = opts.pollMs ?? 1000
-    this.concurrency = opts.concurrency ?? 64
-    this.perTargetConcurrency = Math.min(opts.perTargetConcurrency ?? 16, this.concurrency)
+    const concurrency = opts.concurrency ?? 64
+    this.slots = new Gate(concurrency)
+    this.perTargetConcurrency = Math.min(opts.perTargetConcurrency ?? 16, concurrency)
     this.perTarget = opts.perTarget ?? 200
     this.rescanMs = opts.rescanMs ?? 15_000
   }
@@ -189,54 +187,31 @@ export class DeliveryEngine implements Part {
   private dispatch(d: Delivery, readAt: number): Promise<number> {
     // A turn of the target first, then a global slot: attempts queued behind a slow target
     // hold no slot another target could use.
-    const run = this.withTarget(d.subscription_id, () =>
-      this.withSlot(() => this.attempt(d, readAt)),
-    ).catch((err: unknown) => {
-      this.log.error({ err, delivery: d.id }, 'event delivery attempt failed')
-      return 0
-    })
+    const run = this.target(d.subscription_id)
+      .run(() => this.slots.run(() => this.attempt(d, readAt)))
+      .catch((err: unknown) => {
+        this.log.error({ err, delivery: d.id }, 'event delivery attempt failed')
+        return 0
+      })
     this.inflight.set(d.id, run)
     void run.finally(() => this.inflight.delete(d.id))
     return run
   }
 
-  private target(subId: number) {
-    let t = this.targets.get(subId)
-    if (!t) this.targets.set(subId, (t = { active: 0, limit: 1, waiting: [] }))
-    return t
-  }
-
-  private async withTarget<T>(subId: number, fn: () => Promise<T>): Promise<T> {
-    const t = this.target(subId)
-    while (t.active >= t.limit) await new Promise<void>((r) => t.waiting.push(r))
-    t.active++
-    try {
-      return await fn()
-    } finally {
-      t.active--
-      if (t.active < t.limit) t.waiting.shift()?.()
-    }
+  private target(subId: number): Gate {
+    let g = this.targets.get(subId)
+    if (!g) this.targets.set(subId, (g = new Gate(1)))
+    return g
   }
 
   /** Additive increase on a 2xx, halving on a failure (see perTargetConcurrency). */
   private answered(subId: number, ok: boolean): void {
-    const t = this.target(subId)
-    t.limit = ok
-      ? Math.min(this.perTargetConcurrency, t.limit + 1)
-      : Math.max(1, Math.floor(t.limit / 2))
-    // A raised limit lets waiting attempts go now.
-    for (let free = t.limit - t.active; free > 0 && t.waiting.length; free--) t.waiting.shift()!()
-  }
-
-  private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.active >= this.concurrency) await new Promise<void>((r) => this.slotWaiters.push(r))
-    this.active++
-    try {
-      return await fn()
-    } finally {
-      this.active--
-      this.slotWaiters.shift()?.()
-    }
+    const g = this.target(subId)
+    g.setLimit(
+      ok
+        ? Math.min(this.perTargetConcurrency, g.current + 1)
+        : Math.max(1, Math.floor(g.current / 2)),
+    )
   }
 
   /**
@@ -248,26 +223,16 @@ export class DeliveryEngine implements Part {
    */
   private async attempt(page: Delivery, readAt: number): Promise<number> {
     const read = () => this.repo.getDelivery(page.id, page.workspace_id)
-    let d: Delivery | null = Date.now() - readAt < FRESH_MS ? page : await read()
-    let claimed = false
-    let sub: Subscription | null = null
-    let now = 0
-    for (let tries = 0; !claimed && tries < 2; tries++) {
-      if (this.stopped) return 0
-      if (tries === 1) {
-        if (d !== page) return 0
-        d = await read()
-      }
+    const fresh = Date.now() - readAt < FRESH_MS
+    let d = fresh ? page : await read()
+    let now = this.clock.now()
+    let sub = await this.claim(d, now)
+    if (sub === 'taken' && fresh) {
+      d = await read()
       now = this.clock.now()
-      if (!d || d.status !== 'pending' || d.next_attempt_at === null || d.next_attempt_at > now)
-        return 0
-      // Cached, and dropped on every change (a rotated secret signs the very next attempt).
-      sub = await this.subscriptionOf(d.workspace_id, d.subscription_id)
-      if (!sub || !sub.enabled) return 0
-      const claimTtl = this.opts.timeoutMs + 60_000
-      claimed = await this.coord.claim(`delivery:${d.id}:${d.attempts + 1}:${d.version}`, claimTtl)
+      sub = await this.claim(d, now)
     }
-    if (!claimed || !d || !sub) return 0
+    if (sub === null || sub === 'taken' || !d) return 0
     const attemptNo = d.attempts + 1
     this.attemptsMade++
 
@@ -307,6 +272,21 @@ export class DeliveryEngine implements Part {
       if (sub.consecutive_failures !== 0) await this.settle(sub.id, 'delivered')
     } else if (next.status === 'failed') await this.settle(sub.id, 'exhausted')
     return 1
+  }
+
+  /**
+   * The subscription to send `d` with, once this engine holds the claim on its next attempt;
+   * null when it is not due or has no enabled subscription, 'taken' when the claim is held.
+   */
+  private async claim(d: Delivery | null, now: number): Promise<Subscription | 'taken' | null> {
+    if (this.stopped || !d) return null
+    if (d.status !== 'pending' || d.next_attempt_at === null || d.next_attempt_at > now) return null
+    // Cached, and dropped on every change (a rotated secret signs the very next attempt).
+    const sub = await this.subscriptionOf(d.workspace_id, d.subscription_id)
+    if (!sub || !sub.enabled) return null
+    const claimTtl = this.opts.timeoutMs + 60_000
+    const key = `delivery:${d.id}:${d.attempts + 1}:${d.version}`
+    return (await this.coord.claim(key, claimTtl)) ? sub : 'taken'
   }
 
   /** Keeps the consecutive-exhausted counter; switches the target off at the threshold. */
