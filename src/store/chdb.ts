@@ -7,15 +7,20 @@ import path from 'node:path'
 import { Session } from 'chdb'
 import type { Params, Sql } from './sql.js'
 
+/** Sessions for look-ups and statements, and for INSERTs (see `SessionPool`). */
+const READ_SESSIONS = 3
+const WRITE_SESSIONS = 2
+
 export class ChdbSql implements Sql {
   readonly kind = 'chdb' as const
-  private readonly session: Session
   /**
-   * INSERTs run on a session of their own. A session runs one query at a time, so on one
-   * session every look-up waited behind a running INSERT (30-60 ms for a group commit) and
-   * every INSERT behind a look-up; two sessions on the same engine run side by side.
+   * A session runs one query at a time. On one session a sort-key look-up of the ingest path
+   * (a workspace, under the meter admission lock) waited 86 ms on average behind the delivery
+   * engine's scans, and every look-up behind a running INSERT; sessions on the same engine run
+   * side by side. INSERTs have sessions of their own so a look-up never waits for a write.
    */
-  private readonly writeSession: Session
+  private readonly reads: SessionPool
+  private readonly writes: SessionPool
   private readonly dir: string
   /**
    * Streams run on a session of their own: any other query on a session ends the stream that
@@ -28,8 +33,8 @@ export class ChdbSql implements Sql {
     const dir = path.join(dataDir, 'clickhouse')
     fs.mkdirSync(dir, { recursive: true })
     this.dir = dir
-    this.session = new Session(dir)
-    this.writeSession = new Session(dir)
+    this.reads = new SessionPool(dir, READ_SESSIONS)
+    this.writes = new SessionPool(dir, WRITE_SESSIONS)
   }
 
   async *stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
@@ -87,9 +92,11 @@ export class ChdbSql implements Sql {
   }
 
   async query<T>(sql: string, params?: Params): Promise<T[]> {
-    const r = params
-      ? await this.session.queryBindAsync(sql, bindable(params), { format: 'JSONEachRow' })
-      : await this.session.queryAsync(sql, { format: 'JSONEachRow' })
+    const r = await this.reads.run((s) =>
+      params
+        ? s.queryBindAsync(sql, bindable(params), { format: 'JSONEachRow' })
+        : s.queryAsync(sql, { format: 'JSONEachRow' }),
+    )
     const text = r.text()
     if (!text) return []
     const rows: T[] = []
@@ -98,26 +105,69 @@ export class ChdbSql implements Sql {
   }
 
   async exec(sql: string, params?: Params): Promise<void> {
-    if (params) await this.session.queryBindAsync(sql, bindable(params), { format: 'Null' })
-    else await this.session.queryAsync(sql, { format: 'Null' })
+    await this.reads.run((s) =>
+      params
+        ? s.queryBindAsync(sql, bindable(params), { format: 'Null' })
+        : s.queryAsync(sql, { format: 'Null' }),
+    )
   }
 
   async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
     if (rows.length === 0) return
-    await this.writeSession.insert({
-      table,
-      values: typeof rows === 'string' ? Buffer.from(rows) : rows,
-      format: 'JSONEachRow',
-      // A JSON object in a String column is stored as its text (raw payloads are
-      // embedded unescaped, saving a second encoding pass per reading).
-      settings: { async_insert: 0, input_format_json_read_objects_as_strings: 1 },
-    })
+    const values = typeof rows === 'string' ? Buffer.from(rows) : rows
+    await this.writes.run((s) =>
+      s.insert({
+        table,
+        values,
+        format: 'JSONEachRow',
+        // A JSON object in a String column is stored as its text (raw payloads are
+        // embedded unescaped, saving a second encoding pass per reading).
+        settings: { async_insert: 0, input_format_json_read_objects_as_strings: 1 },
+      }),
+    )
   }
 
   async close(): Promise<void> {
     this.streamSession?.close()
-    this.writeSession.close()
-    this.session.close()
+    this.writes.close()
+    this.reads.close()
+  }
+}
+
+/**
+ * Sessions opened on demand up to `size`; each query goes to the session with the fewest
+ * queries in flight (a session queues what it is given). More sessions than cores still
+ * pays: what a query waits for is mostly another query's turn, not a core.
+ */
+class SessionPool {
+  private readonly sessions: { s: Session; busy: number }[] = []
+
+  constructor(
+    private readonly dir: string,
+    private readonly size: number,
+  ) {}
+
+  async run<T>(fn: (s: Session) => Promise<T>): Promise<T> {
+    const e = this.pick()
+    e.busy++
+    try {
+      return await fn(e.s)
+    } finally {
+      e.busy--
+    }
+  }
+
+  private pick(): { s: Session; busy: number } {
+    let best = this.sessions[0]
+    for (const e of this.sessions) if (e.busy < best!.busy) best = e
+    if (best && (best.busy === 0 || this.sessions.length === this.size)) return best
+    const e = { s: new Session(this.dir), busy: 0 }
+    this.sessions.push(e)
+    return e
+  }
+
+  close(): void {
+    for (const e of this.sessions) e.s.close()
   }
 }
 
