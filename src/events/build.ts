@@ -18,7 +18,7 @@ export async function buildEvents(
 ): Promise<Events> {
   const repo = new EventRepo(s.store)
   let engine: DeliveryEngine | null = null
-  const outbox = new DeliveringOutbox(repo, s.clock, s.coord, () => engine?.wake())
+  const outbox = new DeliveringOutbox(repo, s.clock, s.coord, (rows) => engine?.accept(rows))
   await outbox.listen()
   const mailer = new Mailer(repo, s.clock, s.log, s.config.SMTP_URL)
   engine = new DeliveryEngine(

@@ -35,8 +35,8 @@ export class DeliveringOutbox implements Outbox {
     private readonly repo: EventRepo,
     private readonly clock: Clock,
     private readonly coord: Coord,
-    /** Told after new rows are stored, so the engine sends without waiting for its poll. */
-    private readonly onEmitted: () => void = () => {},
+    /** Given the rows once stored, so the engine sends them without a poll or a read. */
+    private readonly onEmitted: (rows: readonly Delivery[]) => void = () => {},
   ) {
     this.generations = new Generations(coord, 'subscriptions')
   }
@@ -106,6 +106,6 @@ export class DeliveringOutbox implements Outbox {
     }
     if (rows.length === 0) return
     await this.repo.saveDeliveries(rows)
-    this.onEmitted()
+    this.onEmitted(rows)
   }
 }

@@ -12,7 +12,7 @@ import type { TenantRepo } from '../store/tenants.js'
 import type { Mailer } from './mailer.js'
 import type { Delivery, EventRepo, Subscription } from '../store/events.js'
 import { Gate } from './gate.js'
-import { post } from './send.js'
+import { closeConnections, post } from './send.js'
 import { signatureHeader } from './signing.js'
 
 export interface EngineOptions {
@@ -37,8 +37,25 @@ export interface EngineOptions {
   rescanMs?: number
 }
 
-/** How long a row of a due page stands for the stored row (see attempt). */
-const FRESH_MS = 5_000
+/**
+ * How long a row in hand (of a due page, or just stored by this instance's outbox) stands for
+ * the stored row (see attempt). Below the claim TTL (timeout + 60 s): whoever moved the row on
+ * since it was read claimed the same attempt after that read, and that claim still stands.
+ */
+const FRESH_MS = 30_000
+/**
+ * Attempts waiting or running here at most. Deliveries the outbox hands over beyond it stay
+ * pending in the store for the scan, so a burst of events holds bounded memory.
+ */
+const MAX_HELD = 5_000
+/** Results remembered (see `stored`). */
+const MAX_STORED = 20_000
+
+/** An attempt made: the delivery's next state, and the subscription it was sent with. */
+interface Attempted {
+  next: Delivery
+  sub: Subscription
+}
 
 export class DeliveryEngine implements Part {
   readonly name = 'events'
@@ -56,6 +73,12 @@ export class DeliveryEngine implements Part {
   /** Attempts in flight across all targets. */
   private readonly slots: Gate
   private readonly subLocks = new Map<number, Promise<unknown>>()
+  /**
+   * Delivery id → row version of the last result stored here. A scan that started before a
+   * result was stored returns the row as it was; known stale, it is dropped here instead of
+   * claimed, refused and read again.
+   */
+  private readonly stored = new Map<string, number>()
   /** Attempts claimed and sent by this engine (runDue counts with it). */
   private attemptsMade = 0
   // The due query reads the whole deliveries table (FINAL), so the timer runs it only when
@@ -105,6 +128,7 @@ export class DeliveryEngine implements Part {
     this.stopTimer = null
     await this.polling?.catch(() => {})
     await Promise.allSettled([...this.inflight.values()])
+    closeConnections()
     this.mailer.close()
   }
 
@@ -113,7 +137,25 @@ export class DeliveryEngine implements Part {
       this.wake()
   }
 
-  /** Look for due deliveries soon (after an emit or a manual retry) instead of at the next poll. */
+  /**
+   * Deliveries this instance's outbox has just stored: sent from the rows in hand. A scan per
+   * emit read every delivery (FINAL) and a re-read of each row ran behind it; with a
+   * `meter.created` per new meter they took more of the store than the ingest did.
+   */
+  accept(rows: readonly Delivery[]): void {
+    if (this.stopped) return
+    const readAt = Date.now()
+    for (const d of rows) {
+      if (this.inflight.size >= MAX_HELD) {
+        // The rest is found by the next scan, page by page.
+        this.nextDueAt = -Infinity
+        return
+      }
+      if (this.wanted(d)) void this.dispatch(d, readAt)
+    }
+  }
+
+  /** Look for due deliveries soon (after a manual retry) instead of at the next poll. */
   wake(): void {
     if (this.stopped) return
     if (this.polling) {
@@ -127,7 +169,7 @@ export class DeliveryEngine implements Part {
           const readAt = Date.now()
           const { rows, backlog } = await this.due()
           const sent: Promise<number>[] = []
-          for (const d of rows) if (!this.inflight.has(d.id)) sent.push(this.dispatch(d, readAt))
+          for (const d of rows) if (this.wanted(d)) sent.push(this.dispatch(d, readAt))
           // A full page means more is due now: fetch the next one as soon as this one is
           // sent, not a poll period later (a page per period capped a backlog at 50/s).
           if (backlog && sent.length) void Promise.allSettled(sent).then(() => this.wake())
@@ -150,7 +192,9 @@ export class DeliveryEngine implements Part {
     await this.polling?.catch(() => {})
     const readAt = Date.now()
     const { rows } = await this.due()
-    await Promise.all(rows.map((d) => this.inflight.get(d.id) ?? this.dispatch(d, readAt)))
+    await Promise.all(
+      rows.map((d) => this.inflight.get(d.id) ?? (this.wanted(d) ? this.dispatch(d, readAt) : 0)),
+    )
     await Promise.allSettled([...this.inflight.values()])
     return this.attemptsMade - before
   }
@@ -184,11 +228,22 @@ export class DeliveryEngine implements Part {
     return { rows, backlog }
   }
 
+  /** Not running here, and not older than a result stored here. */
+  private wanted(d: Delivery): boolean {
+    if (this.inflight.has(d.id)) return false
+    const v = this.stored.get(d.id)
+    return v === undefined || d.version >= v
+  }
+
   private dispatch(d: Delivery, readAt: number): Promise<number> {
     // A turn of the target first, then a global slot: attempts queued behind a slow target
     // hold no slot another target could use.
+    // The gates bound requests on the wire; the result is stored after the slot is given
+    // back, so a target's turn is not spent waiting for an INSERT, and the results of many
+    // attempts share one.
     const run = this.target(d.subscription_id)
       .run(() => this.slots.run(() => this.attempt(d, readAt)))
+      .then((made) => (made ? this.record(made) : 0))
       .catch((err: unknown) => {
         this.log.error({ err, delivery: d.id }, 'event delivery attempt failed')
         return 0
@@ -221,7 +276,7 @@ export class DeliveryEngine implements Part {
    * slow target, the row is read again (a cluster may answer a scan with a replica that has
    * not yet seen the last result).
    */
-  private async attempt(page: Delivery, readAt: number): Promise<number> {
+  private async attempt(page: Delivery, readAt: number): Promise<Attempted | null> {
     const read = () => this.repo.getDelivery(page.id, page.workspace_id)
     const fresh = Date.now() - readAt < FRESH_MS
     let d = fresh ? page : await read()
@@ -232,7 +287,7 @@ export class DeliveryEngine implements Part {
       now = this.clock.now()
       sub = await this.claim(d, now)
     }
-    if (sub === null || sub === 'taken' || !d) return 0
+    if (sub === null || sub === 'taken' || !d) return null
     const attemptNo = d.attempts + 1
     this.attemptsMade++
 
@@ -266,7 +321,15 @@ export class DeliveryEngine implements Part {
       this.nextDueAt = Math.min(this.nextDueAt, next.next_attempt_at)
       this.scheduledDuringScan = Math.min(this.scheduledDuringScan, next.next_attempt_at)
     }
+    return { next, sub }
+  }
+
+  /** Stores an attempt's result; the target's failure counter follows it. */
+  private async record({ next, sub }: Attempted): Promise<number> {
     await this.repo.saveDeliveries([next])
+    this.stored.delete(next.id)
+    this.stored.set(next.id, next.version)
+    if (this.stored.size > MAX_STORED) this.stored.delete(this.stored.keys().next().value!)
     // Nothing to reset when the target had no failures as of this attempt's read.
     if (next.status === 'delivered') {
       if (sub.consecutive_failures !== 0) await this.settle(sub.id, 'delivered')

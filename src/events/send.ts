@@ -1,11 +1,36 @@
-// One outbound POST on the wire (an event delivery attempt, a transfer): node:http(s)
-// without connection reuse, redirects never followed (a 3xx is an answer like any other),
-// the whole exchange bounded by `timeoutMs`. With `blockPrivate` the target address is
-// checked where the connection resolves it (targets.ts). Never throws; the outcome says
-// what happened.
+// One outbound POST on the wire (an event delivery attempt, a transfer): node:http(s) over
+// kept-alive connections, redirects never followed (a 3xx is an answer like any other), the
+// whole exchange bounded by `timeoutMs`. With `blockPrivate` the target address is checked
+// where a connection resolves it (targets.ts): guarded requests have agents of their own, so
+// every socket they reuse was checked when it connected. Never throws; the outcome says what
+// happened.
 import http from 'node:http'
 import https from 'node:https'
 import { guardedLookup, literalProblem } from './targets.js'
+
+/**
+ * Kept-alive connections per target. A connection per POST cost a TCP handshake on both
+ * sides of every event; a backlog of `meter.created` after a first contact is thousands.
+ * Idle sockets close after IDLE_MS, before the usual 5 s keep-alive of a receiver, so a
+ * request is not sent on a socket its server is closing.
+ */
+const IDLE_MS = 4_000
+const agentOptions = {
+  keepAlive: true,
+  maxFreeSockets: 16,
+  timeout: IDLE_MS,
+  scheduling: 'lifo' as const,
+}
+const agents = {
+  http: { open: new http.Agent(agentOptions), guarded: new http.Agent(agentOptions) },
+  https: { open: new https.Agent(agentOptions), guarded: new https.Agent(agentOptions) },
+}
+
+/** Closes kept-alive connections (at shutdown, so no socket outlives the process's work). */
+export function closeConnections(): void {
+  for (const a of [agents.http.open, agents.http.guarded, agents.https.open, agents.https.guarded])
+    a.destroy()
+}
 
 export interface SendOutcome {
   /** HTTP status of the answer, null when there was none. */
@@ -42,19 +67,21 @@ export function post(
       req?.destroy()
     }, timeoutMs)
     try {
-      const mod = url.startsWith('https:') ? https : http
+      const tls = url.startsWith('https:')
+      const mod = tls ? https : http
+      const pool = tls ? agents.https : agents.http
       req = mod.request(
         url,
         {
           method: 'POST',
-          agent: false,
+          agent: opts.blockPrivate ? pool.guarded : pool.open,
           ...(opts.blockPrivate ? { lookup: guardedLookup } : {}),
-          headers: { ...headers, 'content-length': String(bytes.length), connection: 'close' },
+          headers: { ...headers, 'content-length': String(bytes.length) },
           signal: AbortSignal.timeout(timeoutMs),
         },
         (res) => {
           const status = res.statusCode ?? 0
-          // The answer's body is not needed; drain it so the socket closes cleanly.
+          // The answer's body is not needed; drained, the connection is free for the next.
           res.resume()
           res.on('error', () => {})
           const ok = status >= 200 && status < 300
