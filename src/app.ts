@@ -133,11 +133,12 @@ async function assemble(
     clock,
     coord,
     store,
-    tenants: new TenantRepo(store),
+    tenants: new TenantRepo(store, coord),
     meters: new MeterRepo(store, coord),
     groups: new GroupRepo(store),
     profiles: new ProfileRepo(store.sql, coord),
   }
+  await base.tenants.init()
   await base.meters.init()
   await base.profiles.init()
   const token = adminToken(config)

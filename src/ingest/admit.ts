@@ -90,7 +90,7 @@ export async function admitBatch(
   }
 
   if (unknown.length) {
-    const w: Workspace = (await deps.tenants.getWorkspace(ws))!
+    const w: Workspace = (await deps.tenants.workspace(ws))!
     const made = await deps.meters.createMany(
       ws,
       unknown.map((it) => {

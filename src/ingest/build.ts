@@ -42,7 +42,7 @@ export async function buildIngest(
   const quarantine = new KeyQuarantine(
     new WmbusQuarantineRepo(s.store.sql, {
       retentionMs: async (ws) =>
-        ((await s.tenants.getWorkspace(ws))?.quarantine_retention_days ??
+        ((await s.tenants.workspace(ws))?.quarantine_retention_days ??
           s.config.QUARANTINE_RETENTION_DAYS) * 86_400_000,
       perMeter: s.config.QUARANTINE_PER_METER,
     }),

@@ -1,7 +1,7 @@
 // Device profiles: the built-in catalog plus workspace profiles (versioned: posting an
 // existing key stores version + 1). Cached per workspace; creations invalidate everywhere.
 import type { Coord } from '../coord/coord.js'
-import { Generations } from '../coord/generations.js'
+import { SharedCache } from '../coord/shared-cache.js'
 import { chTime, type Sql } from './sql.js'
 
 export interface Profile {
@@ -51,51 +51,43 @@ export const BUILTIN_PROFILES: readonly Profile[] = [
 ]
 
 export class ProfileRepo {
-  private readonly cache = new Map<number, Promise<Profile[]>>()
-  private readonly generations: Generations
+  /** Built-ins and the workspace's profiles per workspace, read on every ingest request. */
+  private readonly cache: SharedCache<Profile[]>
 
   constructor(
     private readonly sql: Sql,
     private readonly coord: Coord,
   ) {
-    this.generations = new Generations(coord, 'profiles')
+    this.cache = new SharedCache(coord, 'profiles', (ws) => this.load(Number(ws)))
   }
 
   async init(): Promise<void> {
-    await this.coord.subscribe('profiles', (ws) => this.cache.delete(Number(ws)))
+    await this.cache.listen()
   }
 
   /** Built-ins first, then the workspace's profiles, every version. */
-  async all(ws: number): Promise<Profile[]> {
-    // Bounded staleness should an invalidation message be lost (coord/generations.ts).
-    if (this.cache.has(ws) && (await this.generations.stale(ws))) this.cache.delete(ws)
-    let p = this.cache.get(ws)
-    if (!p) {
-      p = this.generations
-        .loading(ws)
-        .then(() =>
-          this.sql.query<Record<string, any>>(
-            'SELECT * FROM profiles FINAL WHERE workspace_id = {ws:UInt64} ORDER BY key, version',
-            { ws },
-          ),
-        )
-        .then((rows) => [
-          ...BUILTIN_PROFILES,
-          ...rows.map((r) => ({
-            key: r.key,
-            version: Number(r.version),
-            name: r.name,
-            kind: r.kind,
-            unit: r.unit,
-            decoder: r.decoder ? JSON.parse(r.decoder) : null,
-            status_map: r.status_map ? JSON.parse(r.status_map) : null,
-            builtin: false,
-          })),
-        ])
-      this.cache.set(ws, p)
-      p.catch(() => this.cache.delete(ws))
-    }
-    return p
+  all(ws: number): Promise<Profile[]> {
+    return this.cache.get(ws)
+  }
+
+  private async load(ws: number): Promise<Profile[]> {
+    const rows = await this.sql.query<Record<string, any>>(
+      'SELECT * FROM profiles FINAL WHERE workspace_id = {ws:UInt64} ORDER BY key, version',
+      { ws },
+    )
+    return [
+      ...BUILTIN_PROFILES,
+      ...rows.map((r) => ({
+        key: r.key,
+        version: Number(r.version),
+        name: r.name,
+        kind: r.kind,
+        unit: r.unit,
+        decoder: r.decoder ? JSON.parse(r.decoder) : null,
+        status_map: r.status_map ? JSON.parse(r.status_map) : null,
+        builtin: false,
+      })),
+    ]
   }
 
   /** The newest version of `key`, or the given version. */
@@ -135,9 +127,7 @@ export class ProfileRepo {
         created_at: chTime(Date.now()),
       }),
     )
-    this.cache.delete(ws)
-    await this.generations.bump(ws)
-    await this.coord.publish('profiles', String(ws)).catch(() => {})
+    await this.cache.changed(ws)
     return { ...p, version, builtin: false }
   }
 }

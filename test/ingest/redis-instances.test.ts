@@ -34,10 +34,12 @@ if (!redisAvailable({ own: true })) {
   await meters2.init()
   const profiles2 = new ProfileRepo(store.sql, coord2)
   await profiles2.init()
+  const tenants2 = new TenantRepo(store, coord2)
+  await tenants2.init()
   const second = new IngestPipeline({
     meters: meters2,
     profiles: profiles2,
-    tenants: new TenantRepo(store),
+    tenants: tenants2,
     coord: coord2,
     outbox: new MemoryOutbox(),
     decoder: null,
