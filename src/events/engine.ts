@@ -47,7 +47,7 @@ const FRESH_MS = 30_000
  * Attempts waiting or running here at most. Deliveries the outbox hands over beyond it stay
  * pending in the store for the scan, so a burst of events holds bounded memory.
  */
-const MAX_HELD = 5_000
+const MAX_HELD = 20_000
 /** Results remembered (see `stored`). */
 const MAX_STORED = 20_000
 
@@ -326,7 +326,7 @@ export class DeliveryEngine implements Part {
 
   /** Stores an attempt's result; the target's failure counter follows it. */
   private async record({ next, sub }: Attempted): Promise<number> {
-    await this.repo.saveDeliveries([next])
+    await this.repo.saveDeliveries([next], 'result')
     this.stored.delete(next.id)
     this.stored.set(next.id, next.version)
     if (this.stored.size > MAX_STORED) this.stored.delete(this.stored.keys().next().value!)

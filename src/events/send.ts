@@ -77,7 +77,6 @@ export function post(
           agent: opts.blockPrivate ? pool.guarded : pool.open,
           ...(opts.blockPrivate ? { lookup: guardedLookup } : {}),
           headers: { ...headers, 'content-length': String(bytes.length) },
-          signal: AbortSignal.timeout(timeoutMs),
         },
         (res) => {
           const status = res.statusCode ?? 0

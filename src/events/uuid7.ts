@@ -5,6 +5,9 @@ import crypto from 'node:crypto'
 
 let lastMs = -1
 let counter = 0
+// Random bytes drawn 4 KiB at a time: one draw per id was a system call per event.
+const pool = Buffer.alloc(4096)
+let used = pool.length
 
 export function uuid7(nowMs: number): string {
   if (nowMs > lastMs) {
@@ -14,7 +17,12 @@ export function uuid7(nowMs: number): string {
     lastMs++
     counter = 0
   }
-  const b = crypto.randomBytes(16)
+  if (used === pool.length) {
+    crypto.randomFillSync(pool)
+    used = 0
+  }
+  const b = Buffer.from(pool.subarray(used, used + 16))
+  used += 16
   b.writeUIntBE(lastMs, 0, 6)
   b[6] = 0x70 | (counter >> 8)
   b[7] = counter & 0xff

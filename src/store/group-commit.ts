@@ -30,6 +30,11 @@ export class GroupCommit {
     private readonly table: string,
     /** Past this many rows a batch is cut even if an insert is still running. */
     private readonly maxRows = 100_000,
+    /**
+     * How long a batch gathers before its INSERT when none is running: 0 (the next
+     * microtask) where a request waits; more where nobody does, for fewer, larger parts.
+     */
+    private readonly lingerMs = 0,
   ) {}
 
   /** Queues JSONEachRow text holding `rows` rows; resolves once they are stored. */
@@ -45,10 +50,12 @@ export class GroupCommit {
       // their rows within the same tick, and one INSERT instead of two saves a round in chDB.
       if (!this.running && !this.scheduled) {
         this.scheduled = true
-        queueMicrotask(() => {
+        const start = () => {
           this.scheduled = false
           if (!this.running) this.kick()
-        })
+        }
+        if (this.lingerMs > 0) setTimeout(start, this.lingerMs)
+        else queueMicrotask(start)
       }
     })
   }
