@@ -60,11 +60,14 @@ export interface ActorEnv {
 }
 
 export interface MeterLocks {
-  /** Runs `fn` holding the meter's lock; `changed` says whether another instance wrote since `seen`. */
+  /**
+   * Runs `fn` holding the meter's lock; `changed` says whether another instance wrote since
+   * `seen`, `untouched` that no turn of this meter has ended anywhere yet.
+   */
   withLock<T>(
     meterId: number,
     seen: number | null,
-    fn: (changed: boolean) => Promise<T>,
+    fn: (changed: boolean, untouched: boolean) => Promise<T>,
   ): Promise<{ result: T; seen: number | null }>
 }
 
@@ -162,6 +165,8 @@ export class MeterActor {
   private meter: Meter
   /** When the registry last handed this actor readings (its LRU order). */
   lastUsed = 0
+  /** Created by a request here, and no turn has begun yet: nothing of it is stored. */
+  fresh: boolean
   /** Change counter seen last under the meter's lock (cluster). */
   seen: number | null = null
   /** Per kind: the window holds every stored reading with recorded_at after this. */
@@ -186,6 +191,7 @@ export class MeterActor {
     fresh: boolean,
   ) {
     this.meter = meter
+    this.fresh = fresh
     if (fresh) {
       this.timeline = new MeterTimeline(this.context([]))
       this.completeAfter = { consumption: -Infinity, saldo: -Infinity }
@@ -220,6 +226,7 @@ export class MeterActor {
    * unit, ...) rebuilds the quality context over the readings held.
    */
   begin(meter: Meter, readings: ActorReading[]): Turn {
+    this.fresh = false
     if (meter !== this.meter) {
       const kept = this.timeline?.readings() ?? null
       this.meter = meter

@@ -39,7 +39,7 @@ export class CoordMeterLocks implements MeterLocks {
   async withLock<T>(
     meterId: number,
     seen: number | null,
-    fn: (changed: boolean) => Promise<T>,
+    fn: (changed: boolean, untouched: boolean) => Promise<T>,
   ): Promise<{ result: T; seen: number | null }> {
     const started = Date.now()
     let stamp: string | null = null
@@ -54,7 +54,7 @@ export class CoordMeterLocks implements MeterLocks {
     this.hold(meterId)
     try {
       const changed = stamp === '' || seen === null || Number(stamp) !== seen
-      const result = await fn(changed)
+      const result = await fn(changed, stamp === '')
       next = String(crypto.randomInt(1, 2 ** 47))
       return { result, seen: Number(next) }
     } finally {

@@ -46,11 +46,17 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
       batch.map(async (e) => {
         const held: { turn?: Turn } = {}
         try {
-          const r = await locks.withLock(e.actor.meterId, e.actor.seen, async (changed) => {
-            if (changed) e.actor.reset()
-            held.turn = begin(e)
-            await phases(env, [held.turn])
-          })
+          const r = await locks.withLock(
+            e.actor.meterId,
+            e.actor.seen,
+            async (changed, untouched) => {
+              // A meter this instance has just created, with no turn ended anywhere, has no
+              // history to load: its empty window is complete (as without locks).
+              if (changed && !(untouched && e.actor.fresh)) e.actor.reset()
+              held.turn = begin(e)
+              await phases(env, [held.turn])
+            },
+          )
           e.actor.seen = r.seen
         } catch (err) {
           fail((held.turn ??= begin(e)), err)
