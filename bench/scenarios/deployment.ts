@@ -301,9 +301,15 @@ export async function provision(ctx: Ctx): Promise<ScenarioResult> {
       rows.push(row)
       // The next row starts with no delivery backlog: it pays for its own events only.
       const atEnd = sink.received()
+      const cpu0 = env.server.cpuMs()
       const d = await drain(sink)
+      const drained = d.received - atEnd
+      const perEvent =
+        drained > 0
+          ? `, server CPU ${round((env.server.cpuMs() - cpu0) / drained, 3)} ms per event`
+          : ''
       notes.push(
-        `provision, ${key}: ${atEnd} meter.created received by the end of the run, ${d.received} in all after ${round(d.ms)} ms more (${round((d.received - atEnd) / (d.ms / 1000))} events/s while draining)`,
+        `provision, ${key}: ${atEnd} meter.created received by the end of the run, ${d.received} in all after ${round(d.ms)} ms more (${round(drained / (d.ms / 1000))} events/s while draining${perEvent})`,
       )
     }
   } finally {
