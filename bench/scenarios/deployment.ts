@@ -103,12 +103,13 @@ export async function naive(ctx: Ctx): Promise<ScenarioResult> {
   let start = Date.now() - 300 * 86_400_000
   try {
     for (const [key, spec] of Object.entries(PROFILES)) {
+      const settleMs = await quiesce(srv.child.pid!)
       const m = await gen.run(
         closed('127.0.0.1', srv.port, 'x', ctx, spec((start += 2 * 86_400_000), 'naive')),
         () => cpuMs(srv.child.pid!),
       )
       const row = fromLoad('naive', `${key}, closed c=${C}`, m, peakRssMiB(srv.child.pid!))
-      row.detail = { ...row.detail, load1: load1() }
+      row.detail = { ...row.detail, load1: load1(), settleMs }
       rows.push(row)
       ctx.shared.naive.set(key, row.rate)
     }
@@ -161,10 +162,36 @@ async function run(
   label: string,
   cfg: LoadConfig,
 ): Promise<Row> {
+  const settleMs = await quiesce(env.server.pid)
   const { m, insertMean, inserts } = await measure(env, cfg)
   const row = ratio(ctx, fromLoad(scenario, label, m, env.server.peakRssMiB()), key)
-  row.detail = { ...row.detail, insertMeanRows: round(insertMean), inserts, load1: load1() }
+  row.detail = {
+    ...row.detail,
+    insertMeanRows: round(insertMean),
+    inserts,
+    load1: load1(),
+    settleMs,
+  }
   return row
+}
+
+/**
+ * Waits until the server process has used under a tenth of a core for half a second (at
+ * most 30 s): chDB's merges of the previous row's parts, or a delivery backlog, run after
+ * that row's window ends and would otherwise be charged to the next row (an open-loop row
+ * after a closed-loop one paid for its merges). Returns how long it took (a row's `settleMs`).
+ */
+async function quiesce(pid: number): Promise<number> {
+  const t0 = performance.now()
+  let quiet = 0
+  let last = cpuMs(pid)
+  while (quiet < 2 && performance.now() - t0 < 30_000) {
+    await new Promise((r) => setTimeout(r, 250))
+    const now = cpuMs(pid)
+    quiet = now - last < 25 ? quiet + 1 : 0
+    last = now
+  }
+  return round(performance.now() - t0)
 }
 
 export async function gateway(ctx: Ctx): Promise<ScenarioResult> {
