@@ -204,9 +204,13 @@ export class MeterRepo {
    * INSERT and the outbox INSERT (there is no transaction across the two).
    */
   async createdWithoutEvent(from: number, to: number): Promise<Meter[]> {
+    // created_at is the same in every version of a meter: the window's meters are found
+    // without FINAL, and FINAL then reads only their keys (1 M meters: 414-474 ms for a
+    // FINAL over the whole table, 30-46 ms this way; a scratch measurement, 2026-11-25).
     const rows = await this.sql.query(
       `SELECT * FROM meters FINAL
-       WHERE created_at >= {from:DateTime64(3, 'UTC')} AND created_at < {to:DateTime64(3, 'UTC')}
+       WHERE (workspace_id, id) IN (SELECT workspace_id, id FROM meters
+               WHERE created_at >= {from:DateTime64(3, 'UTC')} AND created_at < {to:DateTime64(3, 'UTC')})
          AND deleted = 0
          AND workspace_id IN (SELECT workspace_id FROM event_subscriptions FINAL
                WHERE enabled = 1 AND (has(events, '*') OR has(events, 'meter.created'))
