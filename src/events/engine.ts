@@ -2,8 +2,8 @@
 // subscription's current secret. Targets are served concurrently (a limit of attempts in
 // flight per subscription that a healthy target raises and a failing one lowers, and a
 // global bound), so a slow or dead target only ever delays itself. Due-ness comes from the
-// injected clock; a timer polls, `runDue` lets tests drive it. With several instances, a claim per (delivery, attempt, row version) makes
-// exactly one of them send each attempt.
+// injected clock; a timer polls, `runDue` lets tests drive it. With several instances, a
+// claim per (delivery, attempt, row version) makes exactly one of them send each attempt.
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import type { Coord } from '../coord/coord.js'

@@ -108,7 +108,7 @@ export class EventRepo {
   constructor(private readonly store: Store) {
     this.sql = store.sql
     this.deliveries = new GroupCommit(this.sql, 'event_deliveries')
-    this.results = new GroupCommit(this.sql, 'event_deliveries', undefined, RESULT_LINGER_MS)
+    this.results = new GroupCommit(this.sql, 'event_deliveries', { lingerMs: RESULT_LINGER_MS })
   }
 
   nextSubscriptionId(): Promise<number> {

@@ -19,7 +19,19 @@ export interface GroupCommitStats {
   lastInsertMs: number
 }
 
+export interface GroupCommitOptions {
+  /** Past this many rows a batch is cut even if an insert is still running. */
+  maxRows?: number
+  /**
+   * How long a batch gathers before its INSERT when none is running: 0 (the next
+   * microtask) where a request waits; more where nobody does, for fewer, larger parts.
+   */
+  lingerMs?: number
+}
+
 export class GroupCommit {
+  private readonly maxRows: number
+  private readonly lingerMs: number
   private pending: Pending | null = null
   private running: Promise<void> | null = null
   private scheduled = false
@@ -28,14 +40,11 @@ export class GroupCommit {
   constructor(
     private readonly sql: Sql,
     private readonly table: string,
-    /** Past this many rows a batch is cut even if an insert is still running. */
-    private readonly maxRows = 100_000,
-    /**
-     * How long a batch gathers before its INSERT when none is running: 0 (the next
-     * microtask) where a request waits; more where nobody does, for fewer, larger parts.
-     */
-    private readonly lingerMs = 0,
-  ) {}
+    opts: GroupCommitOptions = {},
+  ) {
+    this.maxRows = opts.maxRows ?? 100_000
+    this.lingerMs = opts.lingerMs ?? 0
+  }
 
   /** Queues JSONEachRow text holding `rows` rows; resolves once they are stored. */
   write(jsonEachRow: string, rows: number): Promise<void> {
