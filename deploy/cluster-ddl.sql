@@ -74,3 +74,5 @@ CREATE TABLE IF NOT EXISTS wmbus_quarantine ON CLUSTER 'meterflow' AS wmbus_quar
 -- migration 10: per-workspace retention of the wM-Bus key quarantine
 ALTER TABLE workspaces_local ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS quarantine_retention_days Nullable(UInt32);
 ALTER TABLE workspaces ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS quarantine_retention_days Nullable(UInt32);
+
+-- migration 11: embedded engine: hourly rollup written apart from the readings INSERT (docs/query.md)

@@ -14,6 +14,8 @@ export interface Measured extends LoadResult {
   cpuMsPer1k: number
   /** server CPU share of one core during the window */
   serverCores: number
+  /** CPU of the server's main thread (JavaScript, GC) per 1,000 stored readings, ms */
+  mainMsPer1k?: number
 }
 
 export class LoadGen {
@@ -32,15 +34,21 @@ export class LoadGen {
     this.ready.catch(() => {}) // surfaced by run(); closing early is not an error
   }
 
-  async run(cfg: LoadConfig, serverCpu: () => number): Promise<Measured> {
+  async run(cfg: LoadConfig, serverCpu: () => number, mainCpu?: () => number): Promise<Measured> {
     await this.ready
     return new Promise((resolve, reject) => {
       let c0 = NaN
       let c1 = NaN
+      let m0 = NaN
+      let m1 = NaN
       const onMessage = (m: { type: string; result?: LoadResult; message?: string }) => {
-        if (m.type === 'measure-start') c0 = serverCpu()
-        else if (m.type === 'measure-end') c1 = serverCpu()
-        else if (m.type === 'error') {
+        if (m.type === 'measure-start') {
+          c0 = serverCpu()
+          m0 = mainCpu?.() ?? NaN
+        } else if (m.type === 'measure-end') {
+          c1 = serverCpu()
+          m1 = mainCpu?.() ?? NaN
+        } else if (m.type === 'error') {
           this.child.off('message', onMessage)
           reject(new Error(m.message))
         } else if (m.type === 'result') {
@@ -53,6 +61,7 @@ export class LoadGen {
             serverCpuMs,
             cpuMsPer1k: per > 0 ? (serverCpuMs / per) * 1000 : NaN,
             serverCores: serverCpuMs / (r.windowS * 1000),
+            ...(mainCpu && per > 0 ? { mainMsPer1k: ((m1 - m0) / per) * 1000 } : {}),
           })
         }
       }

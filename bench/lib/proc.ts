@@ -12,8 +12,20 @@ try {
 
 /** utime + stime of `pid` in milliseconds, or NaN when /proc is not readable. */
 export function cpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`)
+}
+
+/**
+ * utime + stime of the main thread of `pid` alone (its JavaScript, GC and whatever runs
+ * on the event loop; not chDB's or the workers' threads), in milliseconds, or NaN.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`)
+}
+
+function statCpuMs(file: string): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
+    const stat = fs.readFileSync(file, 'latin1')
     // "pid (comm) state ppid ...": comm may contain spaces, so split after the last ')'.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     // After comm: index 0 is state; utime and stime are fields 14 and 15 of the full line.

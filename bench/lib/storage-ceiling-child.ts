@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { migrate } from '../../src/store/migrations.js'
+import { insertReadings, rollupCurrent } from '../../src/store/rollup-feed.js'
 import { cpuMs } from './proc.js'
 import { readingRowsWriter } from './reading-rows.js'
 
@@ -20,7 +21,7 @@ const {
   sizes: number[]
   seconds: number
   meters: number
-  /** sizes measured again after dropping the hourly rollup view (what the view costs) */
+  /** sizes measured again with readings alone, no rollup fed (what the rollup costs) */
   noRollup?: number[]
 }
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-storage-'))
@@ -42,12 +43,18 @@ async function measure(size: number, rollup: boolean) {
   // (At most ~150 k rows/s worth: building bodies is slow; a faster chDB just ends early.)
   const count = Math.max(4, Math.min(400, Math.ceil((seconds * 150_000) / size)))
   for (let i = 0; i < count; i++) ready.push(body(size))
-  await sql.insertJsonEachRow('readings', ready[0]!) // warm
+  // With the rollup: the path of the group-commit writer, the rollup written apart
+  // (src/store/rollup-feed.ts) and done before the clock stops.
+  const insert = (rows: string) =>
+    rollup ? insertReadings(sql, rows) : sql.insertJsonEachRow('readings', rows)
+  await insert(ready[0]!) // warm
+  await rollupCurrent(sql)
   const c0 = cpuMs(process.pid)
   const t0 = performance.now()
   let inserts = 0
   while (performance.now() - t0 < seconds * 1000 && inserts < ready.length - 1)
-    await sql.insertJsonEachRow('readings', ready[1 + inserts++]!)
+    await insert(ready[1 + inserts++]!)
+  await rollupCurrent(sql)
   const ms = performance.now() - t0
   const cpu = cpuMs(process.pid) - c0
   results.push({
@@ -60,10 +67,7 @@ async function measure(size: number, rollup: boolean) {
   })
 }
 for (const size of sizes) await measure(size, true)
-if (noRollup.length) {
-  await sql.exec('DROP VIEW IF EXISTS readings_hourly_mv')
-  for (const size of noRollup) await measure(size, false)
-}
+for (const size of noRollup) await measure(size, false)
 const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'latin1'))
 process.stdout.write(
   JSON.stringify({ results, peakRssMiB: peak ? Number(peak[1]) / 1024 : NaN }) + '\n',

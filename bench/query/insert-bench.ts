@@ -3,13 +3,15 @@
 // through ChdbSql (rows shaped like the meter actor's, a lane of meters per body), alternating
 // variants in rounds so that machine noise hits both alike.
 // node --import tsx bench/query/insert-bench.ts [--sizes 1000,5000] [--seconds 4] [--rounds 3]
-//   [--variants current,none]   none = DROP VIEW readings_hourly_mv (nothing on the insert path)
+//   [--variants current,none]   current = readings plus the rollup feed (src/store/rollup-feed.ts,
+//   written before the clock stops); none = readings alone (no rollup at all)
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { migrate } from '../../src/store/migrations.js'
+import { insertReadings, rollupCurrent } from '../../src/store/rollup-feed.js'
 import { readingRowsWriter } from '../lib/reading-rows.js'
 
 const arg = (k: string, d: string) => {
@@ -43,7 +45,6 @@ async function open(variant: string): Promise<{ sql: ChdbSql; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-insert-bench-'))
   const sql = new ChdbSql(dir)
   await migrate(sql, {})
-  if (variant === 'none') await sql.exec('DROP VIEW IF EXISTS readings_hourly_mv')
   const exp = EXPERIMENTS[variant]
   if (exp) {
     await sql.exec('DROP VIEW IF EXISTS readings_hourly_mv')
@@ -60,12 +61,16 @@ if (process.argv.includes('--child')) {
   for (const size of sizes) {
     const count = Math.max(4, Math.min(200, Math.ceil((seconds * 100_000) / size)))
     const ready = Array.from({ length: count }, () => body(size))
-    await sql.insertJsonEachRow('readings', ready[0]!) // warm
+    const insert = (rows: string) =>
+      v === 'current' ? insertReadings(sql, rows) : sql.insertJsonEachRow('readings', rows)
+    await insert(ready[0]!) // warm
+    await rollupCurrent(sql)
     const c0 = process.cpuUsage()
     const t0 = performance.now()
     let n = 0
     while (performance.now() - t0 < seconds * 1000 && n < ready.length - 1)
-      await sql.insertJsonEachRow('readings', ready[1 + n++]!)
+      await insert(ready[1 + n++]!)
+    await rollupCurrent(sql)
     res[size] = Math.round((n * size) / ((performance.now() - t0) / 1000))
     const c = process.cpuUsage(c0)
     res[`cpu${size}`] = +((c.user + c.system) / 1000 / ((n * size) / 1000)).toFixed(1)

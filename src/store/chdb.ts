@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
-import type { Params, Sql } from './sql.js'
+import type { InsertOptions, Params, Sql } from './sql.js'
 
 /** Sessions for look-ups and statements, and for INSERTs (see `SessionPool`). */
 const READ_SESSIONS = 3
@@ -112,7 +112,11 @@ export class ChdbSql implements Sql {
     )
   }
 
-  async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
+  async insertJsonEachRow(
+    table: string,
+    rows: Buffer | string,
+    opts: InsertOptions = {},
+  ): Promise<void> {
     if (rows.length === 0) return
     const values = typeof rows === 'string' ? Buffer.from(rows) : rows
     await this.writes.run((s) =>
@@ -122,7 +126,11 @@ export class ChdbSql implements Sql {
         format: 'JSONEachRow',
         // A JSON object in a String column is stored as its text (raw payloads are
         // embedded unescaped, saving a second encoding pass per reading).
-        settings: { async_insert: 0, input_format_json_read_objects_as_strings: 1 },
+        settings: {
+          async_insert: 0,
+          input_format_json_read_objects_as_strings: 1,
+          ...(opts.skipUnknownFields ? { input_format_skip_unknown_fields: 1 } : {}),
+        },
       }),
     )
   }

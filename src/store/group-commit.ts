@@ -27,11 +27,14 @@ export interface GroupCommitOptions {
    * microtask) where a request waits; more where nobody does, for fewer, larger parts.
    */
   lingerMs?: number
+  /** Called with the bytes of every successful INSERT, before its callers are answered. */
+  stored?: (rows: Buffer) => void
 }
 
 export class GroupCommit {
   private readonly maxRows: number
   private readonly lingerMs: number
+  private readonly stored: ((rows: Buffer) => void) | undefined
   private pending: Pending | null = null
   private running: Promise<void> | null = null
   private scheduled = false
@@ -44,6 +47,7 @@ export class GroupCommit {
   ) {
     this.maxRows = opts.maxRows ?? 100_000
     this.lingerMs = opts.lingerMs ?? 0
+    this.stored = opts.stored
   }
 
   /** Queues JSONEachRow text holding `rows` rows; resolves once they are stored. */
@@ -92,7 +96,9 @@ export class GroupCommit {
           n += batch.counts[i]!
           i++
         }
-        await this.sql.insertJsonEachRow(this.table, body)
+        const bytes = Buffer.from(body)
+        await this.sql.insertJsonEachRow(this.table, bytes)
+        this.stored?.(bytes)
       }
       const ms = performance.now() - started
       this.stats.inserts++

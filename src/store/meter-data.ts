@@ -2,6 +2,7 @@
 // reports and exchanges. Removed together when the meter is deleted.
 import type { StoredReadingRow } from './reading-row.js'
 import { deleteRollup } from './rollup.js'
+import { insertReadings } from './rollup-feed.js'
 import { isoFromCh } from './sql.js'
 import type { Store } from './store.js'
 
@@ -56,5 +57,5 @@ export async function storedReadings(
 /** Writes new versions of readings rows (JSONEachRow lines), in INSERTs of `chunk` rows. */
 export async function rewriteReadings(store: Store, lines: string[], chunk = 5000): Promise<void> {
   for (let i = 0; i < lines.length; i += chunk)
-    await store.sql.insertJsonEachRow('readings', lines.slice(i, i + chunk).join('\n'))
+    await insertReadings(store.sql, lines.slice(i, i + chunk).join('\n'))
 }

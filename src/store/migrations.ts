@@ -1,7 +1,7 @@
 // Versioned schema migrations, applied in order at start. A migration is a list of
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
-import { rollupStatements } from './rollup.js'
+import { rollupFeedStatements, rollupStatements } from './rollup.js'
 import { chTime, type SchemaOptions, type Sql } from './sql.js'
 
 export type { SchemaOptions }
@@ -286,6 +286,11 @@ export const migrations: Migration[] = [
     name: 'per-workspace retention of the wM-Bus key quarantine',
     statements: (o) => addColumn(o, 'workspaces', 'quarantine_retention_days Nullable(UInt32)'),
   },
+  {
+    version: 11,
+    name: 'embedded engine: hourly rollup written apart from the readings INSERT (docs/query.md)',
+    statements: (o) => rollupFeedStatements(o),
+  },
 ]
 
 /**
@@ -311,7 +316,8 @@ export function schemaMigrationsStatements(o: SchemaOptions): string[] {
 }
 
 /** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
-export async function migrate(sql: Sql, o: SchemaOptions = {}): Promise<number[]> {
+export async function migrate(sql: Sql, schema: SchemaOptions = {}): Promise<number[]> {
+  const o: SchemaOptions = { ...schema, embedded: sql.kind === 'chdb' }
   for (const s of schemaMigrationsStatements(o)) await sql.exec(s)
   const done = new Set(
     (await sql.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) =>

@@ -3,6 +3,7 @@
 // series and exchanges that derived consumption is computed from.
 import type { Sql } from './sql.js'
 import { ROLLUP_TABLE } from './rollup.js'
+import { rollupCurrent } from './rollup-feed.js'
 import { wholeHourZone } from '../domain/time.js'
 
 const HOUR = 3_600_000
@@ -235,6 +236,8 @@ async function aggregate(
   tz: string | null,
   page: Page | null,
 ): Promise<Aggregated | AggregatePlan> {
+  // Every stored reading is counted in the rollup before it is read.
+  await rollupCurrent(sql)
   const s = shapeOf(f, bucket, tz)
   if (s.rollupRange && s.plainCheck && page !== null && page.offset === 0) {
     const clean = await optimisticPage(sql, s, page)

@@ -9,6 +9,7 @@
 // they differ is "dirty" (a new version or a replay arrived) and is recomputed from the raw
 // readings with FINAL at query time. Hours at the edges of a query range that are only
 // partly covered also come from the raw table. See docs/query.md.
+import { ROLLUP_FEED, rollupCurrent } from './rollup-feed.js'
 import type { SchemaOptions } from './sql.js'
 import type { Sql } from './sql.js'
 
@@ -66,6 +67,39 @@ function createStatements(o: SchemaOptions): string[] {
 }
 
 /**
+ * DDL of migration 11. The embedded engine writes the rollup apart from the readings INSERT
+ * (rollup-feed.ts): the view reads a Null table the stored rows are handed to, and the view
+ * on `readings` goes. A server keeps it.
+ */
+export function rollupFeedStatements(o: SchemaOptions): string[] {
+  if (!o.embedded) return []
+  return [
+    `CREATE TABLE IF NOT EXISTS ${ROLLUP_FEED} (workspace_id UInt64, meter_id UInt64,
+       kind Enum8('consumption' = 1, 'saldo' = 2), recorded_at DateTime64(3, 'UTC'),
+       canonical_value Nullable(Float64)) ENGINE = Null`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_FEED}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM ${ROLLUP_FEED} GROUP BY workspace_id, meter_id, kind, bucket`,
+    `DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv`,
+  ]
+}
+
+/**
+ * Bulk writes made in SQL (INSERT … SELECT, benches and seeds) are rolled up by a view on
+ * `readings` while `fn` runs, as a server always does. Readings stored through the feed in
+ * the meantime are counted twice: their hours turn dirty, never wrong.
+ */
+export async function withReadingsView<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+  if (sql.kind !== 'chdb') return fn()
+  await sql.exec(
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
+  )
+  try {
+    return await fn()
+  } finally {
+    await sql.exec(`DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv`)
+  }
+}
+
+/**
  * Removes rollup rows of deleted readings. Whoever deletes readings (meter deletion,
  * retention) calls this with the same meter / time bound; only whole hours are removed,
  * a partly deleted hour becomes dirty-free only when all its readings go.
@@ -75,6 +109,8 @@ export async function deleteRollup(
   ws: number,
   opts: { meterId?: number; before?: number },
 ): Promise<void> {
+  // Rows of the deleted readings still on their way to the rollup would come back after it.
+  await rollupCurrent(sql)
   const cond = ['workspace_id = {ws:UInt64}']
   const params: Record<string, unknown> = { ws }
   if (opts.meterId !== undefined) {
@@ -94,9 +130,9 @@ export async function deleteRollup(
 const CRASH_WINDOW_MINUTES = 10
 
 /**
- * After an unclean stop of the embedded engine. A materialized view's block is written after
- * its source block, not atomically with it: killed in between, a stored reading has no rollup
- * row, and no later replay adds one (it is a duplicate). Hours of the last ingests whose
+ * After an unclean stop of the embedded engine. Its rollup is written up to a second after the
+ * readings (rollup-feed.ts), not atomically with them: killed in between, a stored reading has
+ * no rollup row, and no later replay adds one (it is a duplicate). Hours of the last ingests whose
  * readings hold more physical rows than the rollup counted get one row that counts the
  * difference with no identity, so they read as dirty and are recomputed from the raw
  * readings: exact, never over- or under-counted. Merges only lower the readings' count, so

@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream'
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { forCluster } from './cluster.js'
-import type { Params, Sql } from './sql.js'
+import type { InsertOptions, Params, Sql } from './sql.js'
 
 export interface ServerSqlOptions {
   /** CLICKHOUSE_CLUSTER: tables are Distributed over `<table>_local` (cluster.ts). */
@@ -64,7 +64,11 @@ export class ServerSql implements Sql {
     await this.client.command({ query, query_params: params })
   }
 
-  async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
+  async insertJsonEachRow(
+    table: string,
+    rows: Buffer | string,
+    opts: InsertOptions = {},
+  ): Promise<void> {
     if (rows.length === 0) return
     // The bytes we built go out as the request body, untouched: `insert` would
     // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
@@ -73,7 +77,10 @@ export class ServerSql implements Sql {
       values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
         objectMode: false,
       }),
-      clickhouse_settings: { input_format_json_read_objects_as_strings: 1 },
+      clickhouse_settings: {
+        input_format_json_read_objects_as_strings: 1,
+        ...(opts.skipUnknownFields ? { input_format_skip_unknown_fields: 1 } : {}),
+      },
     })
     // Drain the (empty) answer so the socket goes back to the pool.
     r.stream.resume()

@@ -5,9 +5,16 @@
 /** How the DDL is built: single node, or Replicated + Distributed tables on `cluster`. */
 export interface SchemaOptions {
   cluster?: string
+  /** The embedded engine (chDB): set by `migrate` from the transport. */
+  embedded?: boolean
 }
 
 export type Params = Record<string, unknown>
+
+export interface InsertOptions {
+  /** Fields the table has no column for are skipped (the rollup feed reads readings rows). */
+  skipUnknownFields?: boolean
+}
 
 export interface Sql {
   /** Runs a SELECT and returns its rows (JSONEachRow; 64-bit integers arrive as strings). */
@@ -18,7 +25,7 @@ export interface Sql {
    * Inserts rows given as JSONEachRow bytes (one JSON object per line). A JSON object given
    * for a String column is stored as its JSON text.
    */
-  insertJsonEachRow(table: string, rows: Buffer | string): Promise<void>
+  insertJsonEachRow(table: string, rows: Buffer | string, opts?: InsertOptions): Promise<void>
   /**
    * Runs a SELECT and yields its result as bytes in a ClickHouse output format (CSVWithNames,
    * JSONEachRow, Parquet, ...) chunk by chunk, so exports never hold the whole result.

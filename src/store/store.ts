@@ -7,6 +7,7 @@ import { ChdbSql } from './chdb.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './migrations.js'
 import { markHoursMissedByACrash } from './rollup.js'
+import { rollupCurrent, rollupFeed } from './rollup-feed.js'
 import { ServerSql } from './server.js'
 import type { Sql } from './sql.js'
 
@@ -44,7 +45,13 @@ export class Store {
     readonly sql: Sql,
     private readonly coord: Coord,
   ) {
-    this.readings = new GroupCommit(sql, 'readings')
+    // Embedded: stored rows go on to the rollup, written apart (rollup-feed.ts).
+    const feed = rollupFeed(sql)
+    this.readings = new GroupCommit(
+      sql,
+      'readings',
+      feed ? { stored: (rows) => feed.add(rows) } : {},
+    )
     this.statusReports = new GroupCommit(sql, 'status_reports')
   }
 
@@ -119,8 +126,10 @@ export class Store {
     return v
   }
 
+  /** Everything handed to the writers is stored, and counted in the rollup. */
   async flush(): Promise<void> {
     await Promise.all([this.readings.flush(), this.statusReports.flush()])
+    await rollupCurrent(this.sql)
   }
 
   async close(): Promise<void> {

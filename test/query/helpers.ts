@@ -1,5 +1,6 @@
 // Direct inserts for query tests (ingest is tested elsewhere): readings and status reports
 // go straight into ClickHouse, the way the store writes them.
+import { insertReadings as storeReadings } from '../../src/store/rollup-feed.js'
 import { chTime } from '../../src/store/sql.js'
 import type { TestServer } from '../helpers/server.js'
 
@@ -34,7 +35,7 @@ export async function insertReadings(s: TestServer, ws: number, rows: R[]): Prom
       version: r.version ?? v++,
     }),
   )
-  await s.app.parts.store.sql.insertJsonEachRow('readings', lines.join('\n'))
+  await storeReadings(s.app.parts.store.sql, lines.join('\n'))
 }
 
 export async function insertStatus(

@@ -2,6 +2,7 @@ import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { aggregateReadings } from '../../src/store/readings-query.js'
 import { markHoursMissedByACrash } from '../../src/store/rollup.js'
+import { rollupCurrent } from '../../src/store/rollup-feed.js'
 import { chTime } from '../../src/store/sql.js'
 import { startTestServer } from '../helpers/server.js'
 import { createMeter, insertReadings, qs } from './helpers.js'
@@ -794,7 +795,8 @@ t.test(
       a.workspaceId,
       [1, 2, 3].map((i) => ({ meter: m.id, at: hour + i * 60_000, value: i })),
     )
-    // What kill -9 between the readings block and its materialized-view block leaves behind.
+    // What kill -9 between the readings and their rollup rows leaves behind.
+    await rollupCurrent(s.app.parts.store.sql)
     await s.app.parts.store.sql.exec(`DELETE FROM readings_hourly WHERE meter_id = {m:UInt64}`, {
       m: m.id,
     })

@@ -1,0 +1,104 @@
+// Embedded engine: the hourly rollup is written apart from the readings INSERT. A view on
+// `readings` made every INSERT build, plan and write a second block: about half of chDB's
+// CPU per stored reading at the sizes the ingest path writes (docs/query.md, "Rollup feed").
+// Rows stored in `readings` are handed here as the very bytes inserted; they go to a Null
+// table whose view writes the rollup, gathered for up to FEED_LINGER_MS. Every reader of the
+// rollup first waits until nothing handed in is still pending (`rollupCurrent`), so a query
+// never sees a stored reading missing from it. A kill in between is the crash case
+// `markHoursMissedByACrash` already marks at the next start. A ClickHouse server keeps the
+// view on `readings` (its own CPU, and every instance writing to it sees the same rollup).
+import type { Sql } from './sql.js'
+
+/** The Null table the rollup view reads in the embedded engine (migration 11). */
+export const ROLLUP_FEED = 'readings_rollup_feed'
+
+/** How long stored rows gather before their rollup INSERT when no reader asks earlier. */
+const FEED_LINGER_MS = 1_000
+/** Past this many bytes pending the rollup is written at once (memory stays bounded). */
+const FEED_MAX_BYTES = 32 << 20
+/** After a failed rollup INSERT the rows stay pending and the next try waits this long. */
+const RETRY_MS = 1_000
+
+export class RollupFeed {
+  private pending: Buffer[] = []
+  private bytes = 0
+  private timer: NodeJS.Timeout | null = null
+  private running: Promise<void> | null = null
+
+  constructor(private readonly sql: Sql) {}
+
+  /** Rows just stored in `readings`, as the JSONEachRow bytes of their INSERT. */
+  add(rows: Buffer): void {
+    if (rows.length === 0) return
+    this.pending.push(rows)
+    this.bytes += rows.length
+    if (this.bytes >= FEED_MAX_BYTES) this.write().catch(() => this.arm(RETRY_MS))
+    else this.arm(FEED_LINGER_MS)
+  }
+
+  /** Resolves once every row handed in so far is in the rollup; rejects if that failed. */
+  async flush(): Promise<void> {
+    while (this.running || this.pending.length) await this.write()
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      // A failure keeps the rows for the next try (or the next reader's flush).
+      this.write().catch(() => this.arm(RETRY_MS))
+    }, ms)
+    this.timer.unref()
+  }
+
+  /** One rollup INSERT of what is pending (after the running one). */
+  private async write(): Promise<void> {
+    while (this.running) await this.running.catch(() => {})
+    if (!this.pending.length) return
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
+    const rows = this.pending
+    this.pending = []
+    this.bytes = 0
+    const body = rows.length === 1 ? rows[0]! : Buffer.concat(rows)
+    this.running = this.sql
+      .insertJsonEachRow(ROLLUP_FEED, body, { skipUnknownFields: true })
+      .catch((err: unknown) => {
+        // Not lost: back in front of what arrived meanwhile, for the next try.
+        this.pending.unshift(body)
+        this.bytes += body.length
+        throw err
+      })
+      .finally(() => {
+        this.running = null
+      })
+    return this.running
+  }
+}
+
+const feeds = new WeakMap<Sql, RollupFeed>()
+
+/** The rollup feed of an embedded engine; null for a server (its view does the work). */
+export function rollupFeed(sql: Sql): RollupFeed | null {
+  if (sql.kind !== 'chdb') return null
+  let f = feeds.get(sql)
+  if (!f) feeds.set(sql, (f = new RollupFeed(sql)))
+  return f
+}
+
+/** Before reading or deleting rollup rows: every stored reading is counted in it. */
+export async function rollupCurrent(sql: Sql): Promise<void> {
+  await feeds.get(sql)?.flush()
+}
+
+/**
+ * Stores readings rows given as JSONEachRow and hands them to the rollup: the path for every
+ * write of `readings` outside the group commit (rewrites, fixtures, benches).
+ */
+export async function insertReadings(sql: Sql, rows: Buffer | string): Promise<void> {
+  const body = typeof rows === 'string' ? Buffer.from(rows) : rows
+  await sql.insertJsonEachRow('readings', body)
+  rollupFeed(sql)?.add(body)
+}

@@ -1,0 +1,122 @@
+// The embedded engine writes the hourly rollup apart from the readings INSERT
+// (src/store/rollup-feed.ts): a reader never sees a stored reading missing from it, a failed
+// rollup write loses nothing, and a clean stop leaves nothing to mark at the next start.
+import fs from 'node:fs'
+import t from 'tap'
+import { MemoryCoord } from '../../src/coord/memory.js'
+import { aggregateReadings } from '../../src/store/readings-query.js'
+import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js'
+import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
+import { chTime } from '../../src/store/sql.js'
+import { Store } from '../../src/store/store.js'
+import type { Config } from '../../src/config/index.js'
+import { tmpDataDir } from '../helpers/server.js'
+
+const dir = tmpDataDir()
+const config = { DATA_DIR: dir } as Pick<
+  Config,
+  'DATA_DIR' | 'CLICKHOUSE_URL' | 'CLICKHOUSE_CLUSTER'
+>
+let store = await Store.open(config, new MemoryCoord())
+t.teardown(async () => {
+  await store.close()
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const HOUR = Date.parse('2025-03-01T10:00:00Z')
+let version = 1
+/** `n` consumption readings of 1 kWh of `meter`, a minute apart from `HOUR`, as the actor writes them. */
+function rows(meter: number, n: number, from = 0): string {
+  let out = ''
+  for (let i = from; i < from + n; i++)
+    out +=
+      JSON.stringify({
+        workspace_id: 1,
+        meter_id: meter,
+        kind: 'consumption',
+        recorded_at: chTime(HOUR + i * 60_000),
+        value: 1,
+        unit: 'kwh',
+        canonical_value: 1,
+        canonical_unit: 'kwh',
+        quality_flags: [],
+        raw_payload: { meter: `m${meter}`, nested: { a: [1, 2] } },
+        ingested_at: chTime(Date.now()),
+        version: version++,
+      }) + '\n'
+  return out
+}
+
+async function rollupRows(meter: number): Promise<number> {
+  const [r] = await store.sql.query<{ n: string }>(
+    `SELECT toUInt64(sum(rows)) AS n FROM ${ROLLUP_TABLE} WHERE meter_id = {m:UInt64}`,
+    { m: meter },
+  )
+  return Number(r?.n ?? 0)
+}
+
+const hourly = (meter: number) =>
+  aggregateReadings(
+    store.sql,
+    { ws: 1, meterIds: [meter], kind: null, from: HOUR, to: HOUR + 3_600_000 - 1 },
+    'hourly',
+    null,
+    { limit: 10, offset: 0 },
+  )
+
+t.test('the schema: no view on readings, the rollup view reads the feed', async (t) => {
+  const views = await store.sql.query<{ name: string; q: string }>(
+    `SELECT name, create_table_query AS q FROM system.tables
+     WHERE database = currentDatabase() AND engine = 'MaterializedView'`,
+  )
+  t.same(
+    views.map((v) => v.name),
+    [`${ROLLUP_FEED}_mv`],
+  )
+  t.match(views[0]!.q, new RegExp(`FROM [\\w.]*${ROLLUP_FEED}`))
+})
+
+t.test('stored rows reach the rollup before any reader sees it', async (t) => {
+  await store.readings.write(rows(1, 3), 3)
+  // Handed on, not yet written: the rollup lags by up to a second.
+  t.equal(await rollupRows(1), 0, 'the rollup write is still gathering')
+  const h = await hourly(1)
+  t.match(h.rows, [{ reading_count: 3, sum: 3 }], 'an aggregate waits for it')
+  t.equal(h.dirtyHours, 0)
+  t.equal(await rollupRows(1), 3)
+})
+
+t.test('rows are written on their own after the linger', async (t) => {
+  await store.readings.write(rows(2, 2), 2)
+  const until = Date.now() + 5_000
+  while ((await rollupRows(2)) < 2 && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 100))
+  t.equal(await rollupRows(2), 2)
+})
+
+t.test('a failed rollup write keeps its rows for the next one', async (t) => {
+  const sql = store.sql
+  const real = sql.insertJsonEachRow.bind(sql)
+  let failures = 1
+  sql.insertJsonEachRow = async (table, body, opts) => {
+    if (table === ROLLUP_FEED && failures-- > 0) throw new Error('disk full')
+    return real(table, body, opts)
+  }
+  t.teardown(() => {
+    sql.insertJsonEachRow = real
+  })
+  await store.readings.write(rows(3, 4), 4)
+  await t.rejects(rollupCurrent(sql), /disk full/, 'a reader is told, not answered short')
+  t.equal(await rollupRows(3), 0)
+  const h = await hourly(3)
+  t.match(h.rows, [{ reading_count: 4, sum: 4 }], 'the next reader gets them all, once')
+  t.equal(await rollupRows(3), 4)
+})
+
+t.test('a clean stop writes the rollup; the next start has nothing to mark', async (t) => {
+  await store.readings.write(rows(4, 5), 5)
+  await store.close()
+  store = await Store.open(config, new MemoryCoord())
+  t.equal(await rollupRows(4), 5)
+  t.equal(await markHoursMissedByACrash(store.sql), 0)
+})
