@@ -76,3 +76,6 @@ ALTER TABLE workspaces_local ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS qua
 ALTER TABLE workspaces ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS quarantine_retention_days Nullable(UInt32);
 
 -- migration 11: embedded engine: hourly rollup written apart from the readings INSERT (docs/query.md)
+
+-- migration 12: readings merge fewer, wider (merge_selector_base 10, docs/benchmarks.md)
+ALTER TABLE readings_local ON CLUSTER 'meterflow' MODIFY SETTING merge_selector_base = 10;
