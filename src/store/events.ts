@@ -97,18 +97,15 @@ export class EventRepo {
   private readonly sql: Sql
   /**
    * Delivery rows (new events, attempt results) written together: every attempt stores its
-   * result, and one INSERT each held the delivery engine to ~35 attempts a second.
+   * result, and one INSERT each held the delivery engine to ~35 attempts a second. Attempt
+   * results, which nobody waits for, may gather for RESULT_LINGER_MS, so a backlog sent at
+   * thousands a second writes a few large parts; they ride along with the INSERT of new
+   * events when one starts sooner (a provisioning run wrote two streams of INSERTs).
    */
   private readonly deliveries: GroupCommit
-  /**
-   * Attempt results, which nobody waits for: gathered for RESULT_LINGER_MS first, so a
-   * backlog sent at thousands a second writes a few large parts, not one per 24 ms INSERT.
-   */
-  private readonly results: GroupCommit
   constructor(private readonly store: Store) {
     this.sql = store.sql
     this.deliveries = new GroupCommit(this.sql, 'event_deliveries')
-    this.results = new GroupCommit(this.sql, 'event_deliveries', { lingerMs: RESULT_LINGER_MS })
   }
 
   nextSubscriptionId(): Promise<number> {
@@ -144,7 +141,7 @@ export class EventRepo {
     ).map(subscriptionFromRow)
   }
 
-  /** Writes new deliveries, or new states of existing ones (`result`: an attempt's, see `results`). */
+  /** Writes new deliveries, or new states of existing ones (`result`: an attempt's, which may wait). */
   async saveDeliveries(ds: readonly Delivery[], kind: 'new' | 'result' = 'new'): Promise<void> {
     if (ds.length === 0) return
     // One version for all: each row is new, and a later change of any of them takes a
@@ -161,7 +158,7 @@ export class EventRepo {
           created_at: chTime(d.created_at),
         }) + '\n'
     }
-    await (kind === 'result' ? this.results : this.deliveries).write(rows, ds.length)
+    await this.deliveries.write(rows, ds.length, kind === 'result' ? RESULT_LINGER_MS : 0)
   }
 
   /** With the workspace, a look-up by the sorting key instead of a scan of every delivery. */

@@ -37,7 +37,9 @@ export class GroupCommit {
   private readonly stored: ((rows: Buffer) => void) | undefined
   private pending: Pending | null = null
   private running: Promise<void> | null = null
-  private scheduled = false
+  /** When the next batch is due to start (performance.now()), null when none is scheduled. */
+  private startAt: number | null = null
+  private timer: NodeJS.Timeout | null = null
   readonly stats: GroupCommitStats = { inserts: 0, rows: 0, lastInsertMs: 0 }
 
   constructor(
@@ -50,8 +52,13 @@ export class GroupCommit {
     this.stored = opts.stored
   }
 
-  /** Queues JSONEachRow text holding `rows` rows; resolves once they are stored. */
-  write(jsonEachRow: string, rows: number): Promise<void> {
+  /**
+   * Queues JSONEachRow text holding `rows` rows; resolves once they are stored. `lingerMs`
+   * (default: the writer's) is how long these rows may wait for others: a batch starts when
+   * its most urgent row's linger ends, so rows nobody waits for ride along with the next
+   * urgent INSERT instead of writing one of their own.
+   */
+  write(jsonEachRow: string, rows: number, lingerMs = this.lingerMs): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const p = (this.pending ??= { chunks: [], counts: [], rows: 0, waiters: [] })
@@ -59,24 +66,36 @@ export class GroupCommit {
       p.counts.push(rows)
       p.rows += rows
       p.waiters.push({ resolve, reject })
-      // Start on the next microtask, not now: the other meters of the same request hand in
-      // their rows within the same tick, and one INSERT instead of two saves a round in chDB.
-      if (!this.running && !this.scheduled) {
-        this.scheduled = true
-        const start = () => {
-          this.scheduled = false
-          if (!this.running) this.kick()
-        }
-        if (this.lingerMs > 0) setTimeout(start, this.lingerMs)
-        else queueMicrotask(start)
-      }
+      if (!this.running) this.startWithin(lingerMs)
     })
+  }
+
+  /** Starts the next batch within `ms` (sooner if already due sooner). */
+  private startWithin(ms: number): void {
+    const at = performance.now() + ms
+    if (this.startAt !== null && this.startAt <= at) return
+    this.startAt = at
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    const start = () => {
+      if (this.startAt !== at) return // superseded by a sooner start
+      this.startAt = null
+      this.timer = null
+      if (!this.running) this.kick()
+    }
+    // 0: the next microtask, not now: the other meters of the same request hand in their
+    // rows within the same tick, and one INSERT instead of two saves a round in chDB.
+    if (ms > 0) this.timer = setTimeout(start, ms)
+    else queueMicrotask(start)
   }
 
   private kick(): void {
     const batch = this.pending
     if (!batch) return
     this.pending = null
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    this.startAt = null
     this.running = this.insert(batch).finally(() => {
       this.running = null
       this.kick()

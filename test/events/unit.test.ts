@@ -8,6 +8,7 @@ import { rejectionSummary } from '../../src/ingest/rejections.js'
 import { signatureHeader, verifySignature } from '../../src/events/signing.js'
 import { isPrivateAddress, urlProblem } from '../../src/events/targets.js'
 import { uuid7 } from '../../src/events/uuid7.js'
+import { Gate } from '../../src/events/gate.js'
 
 const item = (meter: string, status: ItemResult['status']): ItemResult => ({
   meter,
@@ -168,3 +169,34 @@ t.test('mailer: outbox row always, and SMTP when SMTP_URL is set', async (t) => 
   t.match(got[0]!.data, /Subject: Switched off/)
   t.match(got[0]!.data, /Body text/)
 })
+
+t.test(
+  'Gate: at most `limit` at once, the rest in arrival order, a long queue drains',
+  async (t) => {
+    const gate = new Gate(3)
+    let running = 0
+    let peak = 0
+    const order: number[] = []
+    const n = 5_000
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        gate.run(async () => {
+          running++
+          peak = Math.max(peak, running)
+          order.push(i)
+          await new Promise((r) => setImmediate(r))
+          running--
+        }),
+      ),
+    )
+    t.equal(peak, 3)
+    t.equal(order.length, n)
+    t.same(order.slice(0, 10), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    t.ok(
+      order.every((v, i) => v === i),
+      'every run started in arrival order',
+    )
+    gate.setLimit(10)
+    t.equal(gate.current, 10)
+  },
+)

@@ -228,6 +228,26 @@ export function storeConformance(t: Test, sql: Sql): void {
     t.same(await gc.write('', 0), undefined, 'an empty write resolves at once')
   })
 
+  t.test('rows that may linger ride along with the next urgent insert', async (t) => {
+    await sql.exec(
+      `CREATE TABLE IF NOT EXISTS conformance_gc_linger (id UInt64) ENGINE = MergeTree ORDER BY id`,
+    )
+    const counting = new CountingSql(sql)
+    const gc = new GroupCommit(counting, 'conformance_gc_linger')
+    const t0 = performance.now()
+    const lazy = gc.write(toJsonEachRow([{ id: 1 }]), 1, 60_000)
+    const urgent = gc.write(toJsonEachRow([{ id: 2 }]), 1)
+    await Promise.all([lazy, urgent])
+    t.equal(counting.inserts, 1, 'one insert carried both')
+    t.ok(performance.now() - t0 < 30_000, 'the lingering row did not wait for its own linger')
+    // Alone, a lingering row waits about its linger, then goes.
+    const t1 = performance.now()
+    await gc.write(toJsonEachRow([{ id: 3 }]), 1, 150)
+    const waited = performance.now() - t1
+    t.ok(waited >= 140, `waited ${Math.round(waited)} ms for company`)
+    t.equal(counting.inserts, 2)
+  })
+
   t.test(
     'a failed insert rejects every waiter of that batch, and the next batch works',
     async (t) => {
