@@ -1,14 +1,16 @@
 // Hourly rollup of readings that stays exact under ReplacingMergeTree versions and replays.
 //
-// A materialized view adds, for every inserted block, one row per (workspace, meter, kind,
-// UTC hour) with the sums over canonical values *and* two identity counters: `rows` (physical
-// rows inserted, every version and replay included) and `ids` (an exact set of the distinct
-// recorded_at values, as a bitmap of millisecond offsets within the hour: exact, and about 20×
-// cheaper to read than a uniqExact state). While rows = cardinality(ids) every reading identity of that hour was
-// inserted exactly once, so the rollup sums equal the deduplicated readings. An hour where
-// they differ is "dirty" (a new version or a replay arrived) and is recomputed from the raw
-// readings with FINAL at query time. Hours at the edges of a query range that are only
-// partly covered also come from the raw table. See docs/query.md.
+// A materialized view adds, for every block of stored readings (on a server each INSERT into
+// `readings`; in the embedded engine the rollup feed, rollup-feed.ts), one row per (workspace,
+// meter, kind, UTC hour) with the sums over canonical values *and* two identity counters:
+// `rows` (physical rows inserted, every version and replay included) and `ids` (an exact set
+// of the distinct recorded_at values, as a bitmap of millisecond offsets within the hour:
+// exact, and about 20× cheaper to read than a uniqExact state). While rows = cardinality(ids)
+// every reading identity of that hour was inserted exactly once, so the rollup sums equal the
+// deduplicated readings. An hour where they differ is "dirty" (a new version or a replay
+// arrived) and is recomputed from the raw readings with FINAL at query time. Hours at the
+// edges of a query range that are only partly covered also come from the raw table. See
+// docs/query.md.
 import { ROLLUP_FEED, rollupCurrent } from './rollup-feed.js'
 import type { SchemaOptions } from './sql.js'
 import type { Sql } from './sql.js'
@@ -46,6 +48,9 @@ export function rollupStatements(o: SchemaOptions): string[] {
   return [...drop, ...createStatements(o)]
 }
 
+/** The view that rolls up every INSERT into `readings` (single node). */
+const READINGS_VIEW = `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`
+
 function createStatements(o: SchemaOptions): string[] {
   // Monthly partitions. Yearly ones (one part per meter-year) made 1 meter × year ~25 % faster
   // but 1,000 meters × month 4× slower (key analysis over 1,000 meter ranges in a year's part):
@@ -54,7 +59,7 @@ function createStatements(o: SchemaOptions): string[] {
   if (!o.cluster)
     return [
       `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (${COLUMNS}) ENGINE = AggregatingMergeTree ${tail}`,
-      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
+      READINGS_VIEW,
       `INSERT INTO ${ROLLUP_TABLE} ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
     ]
   const c = `ON CLUSTER '${o.cluster}'`
@@ -89,9 +94,7 @@ export function rollupFeedStatements(o: SchemaOptions): string[] {
  */
 export async function withReadingsView<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
   if (sql.kind !== 'chdb') return fn()
-  await sql.exec(
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`,
-  )
+  await sql.exec(READINGS_VIEW)
   try {
     return await fn()
   } finally {
