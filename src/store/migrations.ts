@@ -2,6 +2,7 @@
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
 import { rollupFeedStatements, rollupStatements } from './rollup.js'
+import { rollupFedApart } from './rollup-feed.js'
 import { chTime, type SchemaOptions, type Sql } from './sql.js'
 
 export type { SchemaOptions }
@@ -331,7 +332,7 @@ export function schemaMigrationsStatements(o: SchemaOptions): string[] {
 
 /** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
 export async function migrate(sql: Sql, schema: SchemaOptions = {}): Promise<number[]> {
-  const o: SchemaOptions = { ...schema, embedded: sql.kind === 'chdb' }
+  const o: SchemaOptions = { ...schema, rollupFeed: rollupFedApart(sql) }
   for (const s of schemaMigrationsStatements(o)) await sql.exec(s)
   const done = new Set(
     (await sql.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) =>

@@ -78,11 +78,20 @@ export class RollupFeed {
   }
 }
 
+/**
+ * Whether `sql`'s rollup is fed apart from the readings INSERT: the embedded engine, where
+ * one process owns the data directory, so its feed is the only one. The schema (migration 11)
+ * and the writers both follow this one answer.
+ */
+export function rollupFedApart(sql: Pick<Sql, 'kind'>): boolean {
+  return sql.kind === 'chdb'
+}
+
 const feeds = new WeakMap<Sql, RollupFeed>()
 
 /** The rollup feed of an embedded engine; null for a server (its view does the work). */
 export function rollupFeed(sql: Sql): RollupFeed | null {
-  if (sql.kind !== 'chdb') return null
+  if (!rollupFedApart(sql)) return null
   let f = feeds.get(sql)
   if (!f) feeds.set(sql, (f = new RollupFeed(sql)))
   return f

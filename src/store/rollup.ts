@@ -11,7 +11,7 @@
 // arrived) and is recomputed from the raw readings with FINAL at query time. Hours at the
 // edges of a query range that are only partly covered also come from the raw table. See
 // docs/query.md.
-import { ROLLUP_FEED, rollupCurrent } from './rollup-feed.js'
+import { ROLLUP_FEED, rollupCurrent, rollupFedApart } from './rollup-feed.js'
 import type { SchemaOptions } from './sql.js'
 import type { Sql } from './sql.js'
 
@@ -48,8 +48,9 @@ export function rollupStatements(o: SchemaOptions): string[] {
   return [...drop, ...createStatements(o)]
 }
 
-/** The view that rolls up every INSERT into `readings` (single node). */
+/** The view that rolls up every INSERT into `readings` (single node), and its removal. */
 const READINGS_VIEW = `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_TABLE}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM readings GROUP BY workspace_id, meter_id, kind, bucket`
+const DROP_READINGS_VIEW = `DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv`
 
 function createStatements(o: SchemaOptions): string[] {
   // Monthly partitions. Yearly ones (one part per meter-year) made 1 meter × year ~25 % faster
@@ -77,13 +78,13 @@ function createStatements(o: SchemaOptions): string[] {
  * on `readings` goes. A server keeps it.
  */
 export function rollupFeedStatements(o: SchemaOptions): string[] {
-  if (!o.embedded) return []
+  if (!o.rollupFeed) return []
   return [
     `CREATE TABLE IF NOT EXISTS ${ROLLUP_FEED} (workspace_id UInt64, meter_id UInt64,
        kind Enum8('consumption' = 1, 'saldo' = 2), recorded_at DateTime64(3, 'UTC'),
        canonical_value Nullable(Float64)) ENGINE = Null`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_FEED}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM ${ROLLUP_FEED} GROUP BY workspace_id, meter_id, kind, bucket`,
-    `DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv`,
+    DROP_READINGS_VIEW,
   ]
 }
 
@@ -93,12 +94,12 @@ export function rollupFeedStatements(o: SchemaOptions): string[] {
  * the meantime are counted twice: their hours turn dirty, never wrong.
  */
 export async function withReadingsView<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
-  if (sql.kind !== 'chdb') return fn()
+  if (!rollupFedApart(sql)) return fn()
   await sql.exec(READINGS_VIEW)
   try {
     return await fn()
   } finally {
-    await sql.exec(`DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv`)
+    await sql.exec(DROP_READINGS_VIEW)
   }
 }
 

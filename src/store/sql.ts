@@ -5,8 +5,8 @@
 /** How the DDL is built: single node, or Replicated + Distributed tables on `cluster`. */
 export interface SchemaOptions {
   cluster?: string
-  /** The embedded engine (chDB): set by `migrate` from the transport. */
-  embedded?: boolean
+  /** The rollup is fed apart from the readings INSERT (rollup-feed.ts); set by `migrate`. */
+  rollupFeed?: boolean
 }
 
 export type Params = Record<string, unknown>
