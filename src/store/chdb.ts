@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
-import type { InsertOptions, Params, Sql } from './sql.js'
+import { jsonInsertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
 
 /** Sessions for look-ups and statements, and for INSERTs (see `SessionPool`). */
 const READ_SESSIONS = 3
@@ -124,13 +124,7 @@ export class ChdbSql implements Sql {
         table,
         values,
         format: 'JSONEachRow',
-        // A JSON object in a String column is stored as its text (raw payloads are
-        // embedded unescaped, saving a second encoding pass per reading).
-        settings: {
-          async_insert: 0,
-          input_format_json_read_objects_as_strings: 1,
-          ...(opts.skipUnknownFields ? { input_format_skip_unknown_fields: 1 } : {}),
-        },
+        settings: { async_insert: 0, ...jsonInsertSettings(opts) },
       }),
     )
   }

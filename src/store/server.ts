@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream'
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { forCluster } from './cluster.js'
-import type { InsertOptions, Params, Sql } from './sql.js'
+import { jsonInsertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
 
 export interface ServerSqlOptions {
   /** CLICKHOUSE_CLUSTER: tables are Distributed over `<table>_local` (cluster.ts). */
@@ -77,10 +77,7 @@ export class ServerSql implements Sql {
       values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
         objectMode: false,
       }),
-      clickhouse_settings: {
-        input_format_json_read_objects_as_strings: 1,
-        ...(opts.skipUnknownFields ? { input_format_skip_unknown_fields: 1 } : {}),
-      },
+      clickhouse_settings: jsonInsertSettings(opts),
     })
     // Drain the (empty) answer so the socket goes back to the pool.
     r.stream.resume()
