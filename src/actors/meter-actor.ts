@@ -114,6 +114,11 @@ function rowLine(ws: number, meterId: number, r: RowOut): string {
   )
 }
 
+/** The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts). */
+function feedLine(ws: number, meterId: number, r: RowOut): string {
+  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${num(r.canonicalValue)}}\n`
+}
+
 /**
  * One turn of one meter: the readings of the requests that joined it (refs renumbered), and
  * what each phase found. The phases are methods of the actor; `runTurns` (turns.ts) runs
@@ -470,6 +475,13 @@ export class MeterActor {
   body(turn: Turn): string {
     let body = ''
     for (const row of turn.rows) body += rowLine(turn.meter.workspace_id, turn.meter.id, row)
+    return body
+  }
+
+  /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */
+  feedBody(turn: Turn): string {
+    let body = ''
+    for (const row of turn.rows) body += feedLine(turn.meter.workspace_id, turn.meter.id, row)
     return body
   }
 

@@ -186,13 +186,16 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
   let statusRows = ''
   let statusCount = 0
   let body = ''
+  let feed = ''
   let rows = 0
+  const fed = env.store.rollupFedApart
   for (const t of live) {
     if (t.status) {
       statusRows += t.status.rows
       statusCount += t.status.count
     }
     body += t.actor.body(t)
+    if (fed) feed += t.actor.feedBody(t)
     rows += t.rows.length
   }
   try {
@@ -202,7 +205,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     return
   }
   try {
-    await env.store.readings.write(body, rows)
+    await env.store.readings.write(body, rows, undefined, fed ? feed : undefined)
   } catch (err) {
     await Promise.all(
       live.map((t) =>

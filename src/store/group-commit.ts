@@ -9,6 +9,8 @@ import type { Sql } from './sql.js'
 interface Pending {
   chunks: string[]
   counts: number[]
+  /** Per chunk, the text handed on to `stored` in its place (see `write`). */
+  companions: string[]
   rows: number
   waiters: { resolve: () => void; reject: (e: unknown) => void }[]
 }
@@ -27,14 +29,17 @@ export interface GroupCommitOptions {
    * microtask) where a request waits; more where nobody does, for fewer, larger parts.
    */
   lingerMs?: number
-  /** Called with the bytes of every successful INSERT, before its callers are answered. */
-  stored?: (rows: Buffer) => void
+  /**
+   * Called after every successful INSERT, before its callers are answered: with the bytes
+   * inserted and the companion texts of its writes (each write's rows where it gave none).
+   */
+  stored?: (rows: Buffer, companions: string) => void
 }
 
 export class GroupCommit {
   private readonly maxRows: number
   private readonly lingerMs: number
-  private readonly stored: ((rows: Buffer) => void) | undefined
+  private readonly stored: ((rows: Buffer, companions: string) => void) | undefined
   private pending: Pending | null = null
   private running: Promise<void> | null = null
   /** When the next batch is due to start (performance.now()), null when none is scheduled. */
@@ -56,14 +61,22 @@ export class GroupCommit {
    * Queues JSONEachRow text holding `rows` rows; resolves once they are stored. `lingerMs`
    * (default: the writer's) is how long these rows may wait for others: a batch starts when
    * its most urgent row's linger ends, so rows nobody waits for ride along with the next
-   * urgent INSERT instead of writing one of their own.
+   * urgent INSERT instead of writing one of their own. `companion` is what `stored` gets for
+   * these rows once they are stored (another table's rows derived from them, say), in place
+   * of the rows themselves.
    */
-  write(jsonEachRow: string, rows: number, lingerMs = this.lingerMs): Promise<void> {
+  write(
+    jsonEachRow: string,
+    rows: number,
+    lingerMs = this.lingerMs,
+    companion: string = jsonEachRow,
+  ): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      const p = (this.pending ??= { chunks: [], counts: [], rows: 0, waiters: [] })
+      const p = (this.pending ??= { chunks: [], counts: [], companions: [], rows: 0, waiters: [] })
       p.chunks.push(jsonEachRow)
       p.counts.push(rows)
+      p.companions.push(companion)
       p.rows += rows
       p.waiters.push({ resolve, reject })
       if (!this.running) this.startWithin(lingerMs)
@@ -109,15 +122,17 @@ export class GroupCommit {
       let i = 0
       while (i < batch.chunks.length) {
         let body = ''
+        let companions = ''
         let n = 0
         while (i < batch.chunks.length && (n === 0 || n < this.maxRows)) {
           body += batch.chunks[i]
+          if (this.stored) companions += batch.companions[i]
           n += batch.counts[i]!
           i++
         }
         const bytes = Buffer.from(body)
         await this.sql.insertJsonEachRow(this.table, bytes)
-        this.stored?.(bytes)
+        this.stored?.(bytes, companions)
       }
       const ms = performance.now() - started
       this.stats.inserts++

@@ -1,8 +1,10 @@
 // Embedded engine: the hourly rollup is written apart from the readings INSERT. A view on
 // `readings` made every INSERT build, plan and write a second block: about half of chDB's
 // CPU per stored reading at the sizes the ingest path writes (docs/query.md, "Rollup feed").
-// Rows stored in `readings` are handed here as the very bytes inserted; they go to a Null
-// table whose view writes the rollup, gathered for up to FEED_LINGER_MS. Every reader of the
+// Rows stored in `readings` are handed here, as the ingest path's compact feed lines (only
+// the columns the rollup reads: a telegram's readings row is ~2-5 KB of raw payload, its
+// feed line ~110 bytes) or as the very rows inserted; they go to a Null table whose view
+// writes the rollup, gathered for up to FEED_LINGER_MS. Every reader of the
 // rollup first waits until nothing handed in is still pending (`rollupCurrent`), so a query
 // never sees a stored reading missing from it. A kill in between is the crash case
 // `markHoursMissedByACrash` already marks at the next start. A ClickHouse server keeps the
@@ -20,15 +22,18 @@ const FEED_MAX_BYTES = 32 << 20
 const RETRY_MS = 1_000
 
 export class RollupFeed {
-  private pending: Buffer[] = []
+  private pending: (Buffer | string)[] = []
   private bytes = 0
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
 
   constructor(private readonly sql: Sql) {}
 
-  /** Rows just stored in `readings`, as the JSONEachRow bytes of their INSERT. */
-  add(rows: Buffer): void {
+  /**
+   * Rows just stored in `readings` as JSONEachRow: their feed lines (`ROLLUP_FEED`'s columns)
+   * or the rows themselves (other fields are skipped).
+   */
+  add(rows: Buffer | string): void {
     if (rows.length === 0) return
     this.pending.push(rows)
     this.bytes += rows.length
@@ -62,7 +67,7 @@ export class RollupFeed {
     const rows = this.pending
     this.pending = []
     this.bytes = 0
-    const body = rows.length === 1 ? rows[0]! : Buffer.concat(rows)
+    const body = joinRows(rows)
     this.running = this.sql
       .insertJsonEachRow(ROLLUP_FEED, body, { skipUnknownFields: true })
       .catch((err: unknown) => {
@@ -76,6 +81,12 @@ export class RollupFeed {
       })
     return this.running
   }
+}
+
+function joinRows(rows: (Buffer | string)[]): Buffer {
+  if (rows.length === 1 && typeof rows[0] !== 'string') return rows[0]!
+  if (rows.every((r) => typeof r === 'string')) return Buffer.from(rows.join(''))
+  return Buffer.concat(rows.map((r) => (typeof r === 'string' ? Buffer.from(r) : r)))
 }
 
 /**

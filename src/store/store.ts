@@ -39,18 +39,25 @@ const MIGRATION_LEASE: LeaseWait = {
 export class Store {
   readonly readings: GroupCommit
   readonly statusReports: GroupCommit
+  /**
+   * Whether a write to `readings` hands the rollup its feed lines as the companion text
+   * (rollup-feed.ts; the embedded engine); otherwise the readings rows are all it takes.
+   */
+  readonly rollupFedApart: boolean
   private lastVersion = 0
 
   private constructor(
     readonly sql: Sql,
     private readonly coord: Coord,
   ) {
-    // Embedded: stored rows go on to the rollup, written apart (rollup-feed.ts).
+    // Embedded: stored rows go on to the rollup, written apart (rollup-feed.ts), as the
+    // feed lines their writers gave along.
     const feed = rollupFeed(sql)
+    this.rollupFedApart = feed !== null
     this.readings = new GroupCommit(
       sql,
       'readings',
-      feed ? { stored: (rows) => feed.add(rows) } : {},
+      feed ? { stored: (_rows, feedLines) => feed.add(feedLines) } : {},
     )
     this.statusReports = new GroupCommit(sql, 'status_reports')
   }
