@@ -8,6 +8,7 @@
 // flag, restate, write, settle), methods below; turns.ts runs each phase for many actors.
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
+import { STATUS_MARK } from '../store/rollup-feed.js'
 import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
@@ -96,6 +97,8 @@ export interface RowOut {
   rawJson: string
   ingestedAt: string
   version: number
+  /** The status report the row carries (Store.rollupFedApart only; status.ts). */
+  status: ActorReading['status']
 }
 
 const num = (v: number | null) => (v === null || !Number.isFinite(v) ? 'null' : String(v))
@@ -110,13 +113,23 @@ function rowLine(ws: number, meterId: number, r: RowOut): string {
     `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}",` +
     `"value":${num(r.value)},"unit":${str(r.unit)},"canonical_value":${num(r.canonicalValue)},` +
     `"canonical_unit":${str(r.canonicalUnit)},"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
-    `"raw_payload":${r.rawJson},"ingested_at":"${r.ingestedAt}","version":${r.version}}\n`
+    `"raw_payload":${r.rawJson},"ingested_at":"${r.ingestedAt}","version":${r.version}${statusFields(r)}}\n`
   )
 }
 
-/** The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts). */
+/** The status columns of a row carrying a status report (STATUS_MARK first), else nothing. */
+function statusFields(r: RowOut): string {
+  if (!r.status) return ''
+  return `,${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
+}
+
+/**
+ * The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts), and
+ * those of the status report it carries (status.ts).
+ */
 function feedLine(ws: number, meterId: number, r: RowOut): string {
-  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${num(r.canonicalValue)}}\n`
+  const status = r.status ? `,"version":${r.version}${statusFields(r)}` : ''
+  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${num(r.canonicalValue)}${status}}\n`
 }
 
 /**
@@ -394,6 +407,7 @@ export class MeterActor {
         rawJson: r.rawPayload,
         ingestedAt: now,
         version: this.env.store.version(),
+        status: this.env.store.rollupFedApart ? r.status : null,
       })
       for (const ch of res.changed)
         (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
@@ -438,29 +452,40 @@ export class MeterActor {
         ingestedAt: old.ingested_at,
         // Above the stored row's version, whichever instance's clock wrote it (HLC).
         version: this.env.store.versionAfter(old.version),
+        // Kept: until the feed has written it, the row is where its status report is.
+        status:
+          Number(old.has_status) === 1
+            ? { rawFlags: old.status_raw_flags ?? [], statuses: old.status_codes ?? [] }
+            : null,
       })
     }
   }
 
-  /** Phase 4, write (this turn's part): status report lines of the created readings. */
+  /**
+   * Phase 4, write (this turn's part): status report lines of the created readings, where
+   * they are not carried by their readings rows (Store.rollupFedApart), and the newest.
+   */
   statusReports(turn: Turn): void {
     const ws = turn.meter.workspace_id
+    const carried = this.env.store.rollupFedApart
     let out: StatusOut | null = null
     for (const r of turn.created) {
       if (!r.status) continue
       out ??= { rows: '', count: 0, versions: [], newest: null }
-      const version = this.env.store.version()
-      out.versions.push(version)
-      out.rows +=
-        JSON.stringify({
-          workspace_id: ws,
-          meter_id: turn.meter.id,
-          reported_at: chTime(r.recordedAt),
-          raw_flags: r.status.rawFlags,
-          statuses: r.status.statuses,
-          version,
-        }) + '\n'
-      out.count++
+      if (!carried) {
+        const version = this.env.store.version()
+        out.versions.push(version)
+        out.rows +=
+          JSON.stringify({
+            workspace_id: ws,
+            meter_id: turn.meter.id,
+            reported_at: chTime(r.recordedAt),
+            raw_flags: r.status.rawFlags,
+            statuses: r.status.statuses,
+            version,
+          }) + '\n'
+        out.count++
+      }
       if (!out.newest || r.recordedAt >= out.newest.reportedAt)
         out.newest = {
           statuses: r.status.statuses,

@@ -209,7 +209,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
   } catch (err) {
     await Promise.all(
       live.map((t) =>
-        t.status
+        t.status?.versions.length
           ? deleteStatusVersions(
               env.store.sql,
               t.meter.workspace_id,

@@ -3,6 +3,7 @@
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
 import { rollupFeedStatements, rollupStatements } from './rollup.js'
 import { rollupFedApart } from './rollup-feed.js'
+import { statusFeedStatements } from './status.js'
 import { chTime, type SchemaOptions, type Sql } from './sql.js'
 
 export type { SchemaOptions }
@@ -299,6 +300,11 @@ export const migrations: Migration[] = [
     // often: merges took a quarter of the embedded server's CPU in the gateway profile,
     // a tenth at 10. The price is more parts per partition for reads (about 2× at most).
     statements: (o) => modifySetting(o, 'readings', 'merge_selector_base = 10'),
+  },
+  {
+    version: 13,
+    name: 'embedded engine: status reports carried by their readings rows (docs/query.md)',
+    statements: (o) => statusFeedStatements(o),
   },
 ]
 

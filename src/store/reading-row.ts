@@ -13,4 +13,8 @@ export interface StoredReadingRow {
   raw_payload: string
   ingested_at: string
   version: number | string
+  /** Embedded engine only (migration 13): the status report the row carries, if any. */
+  has_status?: number
+  status_raw_flags?: string[]
+  status_codes?: string[]
 }

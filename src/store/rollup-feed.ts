@@ -4,7 +4,8 @@
 // Rows stored in `readings` are handed here, as the ingest path's compact feed lines (only
 // the columns the rollup reads: a telegram's readings row is ~2-5 KB of raw payload, its
 // feed line ~110 bytes) or as the very rows inserted; they go to a Null table whose view
-// writes the rollup, gathered for up to FEED_LINGER_MS. Every reader of the
+// writes the rollup, gathered for up to FEED_LINGER_MS. A second view writes the status
+// reports that ride on readings rows (status.ts, migration 13). Every reader of the
 // rollup first waits until nothing handed in is still pending (`rollupCurrent`), so a query
 // never sees a stored reading missing from it. A kill in between is the crash case
 // `markHoursMissedByACrash` already marks at the next start. A ClickHouse server keeps the
@@ -24,6 +25,8 @@ const RETRY_MS = 1_000
 export class RollupFeed {
   private pending: (Buffer | string)[] = []
   private bytes = 0
+  /** Whether what is pending or being written may carry status reports (STATUS_MARK). */
+  private statuses = false
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
 
@@ -35,6 +38,7 @@ export class RollupFeed {
    */
   add(rows: Buffer | string): void {
     if (rows.length === 0) return
+    if (!this.statuses && rows.includes(STATUS_MARK)) this.statuses = true
     this.pending.push(rows)
     this.bytes += rows.length
     if (this.bytes >= FEED_MAX_BYTES) this.write().catch(() => this.arm(RETRY_MS))
@@ -44,6 +48,12 @@ export class RollupFeed {
   /** Resolves once every row handed in so far is in the rollup; rejects if that failed. */
   async flush(): Promise<void> {
     while (this.running || this.pending.length) await this.write()
+    this.statuses = false
+  }
+
+  /** As `flush`, where a status report handed in may not be written yet (else at once). */
+  async flushStatuses(): Promise<void> {
+    if (this.statuses) await this.flush()
   }
 
   private arm(ms: number): void {
@@ -106,6 +116,14 @@ export function rollupFeed(sql: Sql): RollupFeed | null {
   let f = feeds.get(sql)
   if (!f) feeds.set(sql, (f = new RollupFeed(sql)))
   return f
+}
+
+/** How a feed line or readings row marks the status report it carries (status.ts). */
+export const STATUS_MARK = '"has_status":1'
+
+/** Before reading status reports: every one stored with its readings row is written. */
+export async function statusCurrent(sql: Sql): Promise<void> {
+  await feeds.get(sql)?.flushStatuses()
 }
 
 /** Before reading or deleting rollup rows: every stored reading is counted in it. */

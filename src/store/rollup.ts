@@ -11,6 +11,7 @@
 // arrived) and is recomputed from the raw readings with FINAL at query time. Hours at the
 // edges of a query range that are only partly covered also come from the raw table. See
 // docs/query.md.
+import { LAST_INGESTS } from './crash-window.js'
 import { ROLLUP_FEED, rollupCurrent, rollupFedApart } from './rollup-feed.js'
 import type { SchemaOptions } from './sql.js'
 import type { Sql } from './sql.js'
@@ -130,9 +131,6 @@ export async function deleteRollup(
   await sql.exec(`DELETE FROM ${ROLLUP_TABLE} WHERE ${cond.join(' AND ')}`, params)
 }
 
-/** How far back, from the newest ingest, a crash may have left rollup rows unwritten. */
-const CRASH_WINDOW_MINUTES = 10
-
 /**
  * After an unclean stop of the embedded engine. Its rollup is written up to a second after the
  * readings (rollup-feed.ts), not atomically with them: killed in between, a stored reading has
@@ -143,17 +141,8 @@ const CRASH_WINDOW_MINUTES = 10
  * a hour is never marked without cause. Returns the hours marked.
  */
 export async function markHoursMissedByACrash(sql: Sql): Promise<number> {
-  // Only parts written in the last minutes can hold the last ingests (a start reads no more
-  // than recent activity, whatever the size of the table).
-  const recentParts = `SELECT name FROM system.parts WHERE database = currentDatabase()
-    AND table = 'readings' AND active AND modification_time >= (
-      SELECT max(modification_time) FROM system.parts
-      WHERE database = currentDatabase() AND table = 'readings' AND active
-    ) - INTERVAL ${CRASH_WINDOW_MINUTES} MINUTE`
   const recent = `SELECT DISTINCT workspace_id, meter_id, kind, toStartOfHour(recorded_at) FROM readings
-    WHERE _part IN (${recentParts})
-      AND ingested_at >= (SELECT max(ingested_at) FROM readings WHERE _part IN (${recentParts}))
-        - INTERVAL ${CRASH_WINDOW_MINUTES} MINUTE`
+    WHERE ${LAST_INGESTS}`
   const missed = `SELECT r.workspace_id AS workspace_id, r.meter_id AS meter_id, r.kind AS kind,
       r.bucket AS bucket, r.n - h.n AS missing
     FROM (SELECT workspace_id, meter_id, kind, toStartOfHour(recorded_at) AS bucket, count() AS n

@@ -1,6 +1,57 @@
 // Latest device status per meter, derived from the status reports themselves (no second
 // copy to keep in step).
-import { isoFromCh, type Sql } from './sql.js'
+//
+// Embedded engine: a status report rides on the readings row of its item (migration 13), so
+// one INSERT stores both, and the rollup feed's second view writes it to `status_reports`
+// (rollup-feed.ts). Every reader here first waits until no status handed in is pending
+// (`statusCurrent`); a kill in between is repaired at the next start
+// (`restoreStatusMissedByACrash`). A ClickHouse server gets its own INSERT of them.
+import { LAST_INGESTS } from './crash-window.js'
+import { ROLLUP_FEED, statusCurrent } from './rollup-feed.js'
+import { isoFromCh, type SchemaOptions, type Sql } from './sql.js'
+
+/**
+ * DDL of migration 13 (embedded engine): the status columns of `readings` and of the feed,
+ * and the view that writes the reports the feed carries.
+ */
+export function statusFeedStatements(o: SchemaOptions): string[] {
+  if (!o.rollupFeed) return []
+  const columns = `ADD COLUMN IF NOT EXISTS has_status UInt8 DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS status_raw_flags Array(String),
+    ADD COLUMN IF NOT EXISTS status_codes Array(LowCardinality(String))`
+  return [
+    `ALTER TABLE readings ${columns}`,
+    `ALTER TABLE ${ROLLUP_FEED} ADD COLUMN IF NOT EXISTS version UInt64, ${columns}`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS status_reports_feed_mv TO status_reports AS
+       SELECT workspace_id, meter_id, recorded_at AS reported_at, status_raw_flags AS raw_flags,
+              status_codes AS statuses, version
+       FROM ${ROLLUP_FEED} WHERE has_status = 1`,
+  ]
+}
+
+/**
+ * After an unclean stop of the embedded engine: the status reports that rode on readings
+ * rows stored in the last minutes of ingest but never reached `status_reports` (killed
+ * before the feed wrote them) are written from those rows. Returns how many.
+ */
+export async function restoreStatusMissedByACrash(sql: Sql): Promise<number> {
+  const carried = `SELECT workspace_id, meter_id, recorded_at AS reported_at,
+      status_raw_flags AS raw_flags, status_codes AS statuses, version
+    FROM readings WHERE has_status = 1 AND ${LAST_INGESTS}`
+  const missing = `SELECT c.* FROM (${carried}) AS c
+    LEFT ANTI JOIN (
+      SELECT workspace_id, meter_id, reported_at, version FROM status_reports
+      WHERE (workspace_id, meter_id) IN (SELECT workspace_id, meter_id FROM (${carried}))
+    ) AS s ON c.workspace_id = s.workspace_id AND c.meter_id = s.meter_id
+      AND c.reported_at = s.reported_at AND c.version = s.version`
+  const [c] = await sql.query<{ n: string }>(`SELECT count() AS n FROM (${missing})`)
+  const n = Number(c?.n ?? 0)
+  if (n > 0)
+    await sql.exec(
+      `INSERT INTO status_reports (workspace_id, meter_id, reported_at, raw_flags, statuses, version) ${missing}`,
+    )
+  return n
+}
 
 export interface LatestStatus {
   statuses: string[]
@@ -12,6 +63,7 @@ export async function latestStatuses(
   ws: number,
   meterIds?: number[],
 ): Promise<Map<number, LatestStatus>> {
+  await statusCurrent(sql)
   const filter = meterIds ? 'AND meter_id IN {ids:Array(UInt64)}' : ''
   const rows = await sql.query<{ meter_id: string; statuses: string[]; at: string }>(
     `SELECT meter_id, argMax(statuses, reported_at) AS statuses, max(reported_at) AS at
@@ -39,6 +91,7 @@ export async function pageStatusReports(
   sql: Sql,
   q: { ws: number; meterIds: number[]; from: number; to: number; page: number; perPage: number },
 ): Promise<{ rows: StatusReportRow[]; total: number }> {
+  await statusCurrent(sql)
   const where = `workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
     AND reported_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
     AND reported_at <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')`

@@ -7,6 +7,7 @@ import { ChdbSql } from './chdb.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './migrations.js'
 import { markHoursMissedByACrash } from './rollup.js'
+import { restoreStatusMissedByACrash } from './status.js'
 import { rollupCurrent, rollupFeed } from './rollup-feed.js'
 import { ServerSql } from './server.js'
 import type { Sql } from './sql.js'
@@ -78,7 +79,10 @@ export class Store {
     )
     // The embedded engine runs in this process, so a kill may have cut an INSERT between a
     // readings block and its rollup block; a server finishes its INSERTs on its own.
-    if (!config.CLICKHOUSE_URL) await markHoursMissedByACrash(sql)
+    if (!config.CLICKHOUSE_URL) {
+      await markHoursMissedByACrash(sql)
+      await restoreStatusMissedByACrash(sql)
+    }
     return store
   }
 

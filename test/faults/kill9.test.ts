@@ -3,7 +3,9 @@
 // after a restart on the same DATA_DIR every reading that was acknowledged (201) is there.
 // Profiles: each client on its own meter (in order); all clients on the same meters (time
 // moving forward across clients, every 10th reading 3 h late); and first contact, where all
-// four clients name the same new meters in every batch (each must exist once afterwards).
+// four clients name the same new meters in every batch (each must exist once afterwards); and
+// device status, where every reading carries a status report (each acknowledged one must be
+// in status_reports after the restart: embedded, they reach it after their readings).
 import fs from 'node:fs'
 import t from 'tap'
 import { ChdbSql } from '../../src/store/chdb.js'
@@ -16,9 +18,11 @@ const MIN = 60_000
 
 interface Reading {
   meter: string
-  kind: 'saldo'
-  value: number
-  unit: 'kwh'
+  kind?: 'saldo'
+  value?: number
+  unit?: 'kwh'
+  profile?: string
+  payload?: { value: number; status: string[] }
   recorded_at: string
 }
 const reading = (meter: string, at: number, value: number): Reading => ({
@@ -42,6 +46,13 @@ const PROFILES: Record<string, (c: number, b: number) => Reading[]> = {
     }),
   'first contact, same new meters in every client': (_c, b) =>
     Array.from({ length: 25 }, (_, i) => reading(`n${b}-${i}`, T0 + b * MIN, i)),
+  'device status on every reading': (c, b) =>
+    Array.from({ length: 50 }, (_, i) => ({
+      meter: `d${c}-${i % 5}`,
+      profile: 'statused',
+      payload: { value: b * 50 + i, status: (b + i) % 3 ? [] : ['LK'] },
+      recorded_at: new Date(T0 + (b * 50 + i) * MIN).toISOString(),
+    })),
 }
 
 for (const [name, batch] of Object.entries(PROFILES))
@@ -62,8 +73,16 @@ for (const [name, batch] of Object.entries(PROFILES))
         rate_limit_per_minute: 1_000_000,
       })
     ).body.data.token
+    await admin('POST', `/workspaces/${ws.id}/profiles`, {
+      key: 'statused',
+      name: 'Meter with device status',
+      kind: 'saldo',
+      unit: 'm3',
+      status_map: { LK: 'leak' },
+    })
 
     const acked = new Set<string>()
+    const reported = new Set<string>()
     const named = new Set<string>()
     let stop = false
     let sent = 0
@@ -80,8 +99,10 @@ for (const [name, batch] of Object.entries(PROFILES))
         r.body.results.forEach((x: { status: string }, i: number) => {
           const it = readings[i]!
           named.add(it.meter)
-          if (x.status === 'created' || x.status === 'duplicate')
+          if (x.status === 'created' || x.status === 'duplicate') {
             acked.add(`${it.meter}|${it.recorded_at}`)
+            if (it.payload) reported.add(`${it.meter}|${it.recorded_at}`)
+          }
         })
       }
     }
@@ -112,7 +133,16 @@ for (const [name, batch] of Object.entries(PROFILES))
         WHERE workspace_id = {ws:UInt64} AND deleted = 0 GROUP BY m HAVING n > 1`,
       { ws: ws.id },
     )
+    const reports = await sql.query<{ m: string; t: string }>(
+      `SELECT meter_identifier AS m, formatDateTime(reported_at, '%Y-%m-%dT%H:%i:%S.000Z', 'UTC') AS t
+         FROM status_reports FINAL JOIN (SELECT id, meter_identifier FROM meters FINAL) AS mm ON mm.id = status_reports.meter_id
+        WHERE workspace_id = {ws:UInt64}`,
+      { ws: ws.id },
+    )
     await sql.close()
+    const storedReports = new Set(reports.map((r) => `${r.m}|${r.t}`))
+    const unreported = [...reported].filter((k) => !storedReports.has(k))
+    t.same(unreported, [], `no status report of the ${reported.size} acknowledged is missing`)
     const stored = new Set(rows.map((r) => `${r.m}|${r.t}`))
     const missing = [...acked].filter((k) => !stored.has(k))
     t.same(missing, [], 'no acknowledged reading is missing')

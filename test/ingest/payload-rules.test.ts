@@ -2,6 +2,7 @@
 // non-finite decoded values, decoder profiles without a status field, years before the
 // store's range, and a shape-B item without its payload.
 import t from 'tap'
+import { statusCurrent } from '../../src/store/rollup-feed.js'
 import { startTestServer } from '../helpers/server.js'
 
 const s = await startTestServer()
@@ -10,7 +11,11 @@ const { token, workspaceId } = await s.tenant()
 const at = (min: number) => new Date(Date.now() - 3600_000 + min * 60_000).toISOString()
 const report = (readings: unknown[]) =>
   s.call('POST', '/api/v1/reportData', { token, body: { readings } })
-const q = <T = any>(sql: string) => s.app.parts.store.sql.query<T>(sql)
+// Status reports ride on readings rows to their table (src/store/status.ts): written first.
+const q = async <T = any>(sql: string) => {
+  await statusCurrent(s.app.parts.store.sql)
+  return s.app.parts.store.sql.query<T>(sql)
+}
 async function counts() {
   const [r] = await q(
     `SELECT (SELECT count() FROM readings) AS readings, (SELECT count() FROM status_reports) AS reports`,

@@ -4,6 +4,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { startTestServer } from '../helpers/server.js'
+import { statusCurrent } from '../../src/store/rollup-feed.js'
 
 const s = await startTestServer()
 t.teardown(() => s.close())
@@ -277,6 +278,8 @@ t.test(
     await send(1, ['WEIRD', 'LK'])
     await send(2, [])
     const m = (await meterOf(workspaceId, 'ac'))!
+    // status reports ride on readings rows and reach their table with the rollup feed
+    await statusCurrent(s.app.parts.store.sql)
     const rows = await s.app.parts.store.sql.query<any>(
       `SELECT raw_flags, arraySort(statuses) AS statuses FROM status_reports FINAL WHERE meter_id = ${m.id} ORDER BY reported_at`,
     )

@@ -2,6 +2,7 @@
 import fs from 'node:fs'
 import t from 'tap'
 import { startTestServer } from '../helpers/server.js'
+import { statusCurrent } from '../../src/store/rollup-feed.js'
 
 const load = (f: string) =>
   fs
@@ -155,6 +156,8 @@ t.test('binary frame profile: decoded into {value, status}, hex and base64', asy
       `SELECT value FROM readings WHERE meter_id = ${m.id}`,
     )
     t.equal(row.value, 123.45)
+    // status reports ride on readings rows and reach their table with the rollup feed
+    await statusCurrent(s.app.parts.store.sql)
     const [st] = await s.app.parts.store.sql.query<any>(
       `SELECT raw_flags, statuses FROM status_reports WHERE meter_id = ${m.id}`,
     )
