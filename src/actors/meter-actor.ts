@@ -97,8 +97,11 @@ export interface RowOut {
   rawJson: string
   ingestedAt: string
   version: number
-  /** The status report the row carries (Store.rollupFedApart only; status.ts). */
-  status: ActorReading['status']
+  /**
+   * The columns of the status report the row carries, as JSON text starting with a comma
+   * (`statusColumns`; Store.rollupFedApart only, status.ts), else ''.
+   */
+  statusJson: string
 }
 
 const num = (v: number | null) => (v === null || !Number.isFinite(v) ? 'null' : String(v))
@@ -113,14 +116,17 @@ function rowLine(ws: number, meterId: number, r: RowOut): string {
     `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}",` +
     `"value":${num(r.value)},"unit":${str(r.unit)},"canonical_value":${num(r.canonicalValue)},` +
     `"canonical_unit":${str(r.canonicalUnit)},"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
-    `"raw_payload":${r.rawJson},"ingested_at":"${r.ingestedAt}","version":${r.version}${statusFields(r)}}\n`
+    `"raw_payload":${r.rawJson},"ingested_at":"${r.ingestedAt}","version":${r.version}${r.statusJson}}\n`
   )
 }
 
-/** The status columns of a row carrying a status report (STATUS_MARK first), else nothing. */
-function statusFields(r: RowOut): string {
-  if (!r.status) return ''
-  return `,${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
+/**
+ * The status columns of a row carrying a status report (STATUS_MARK first), else nothing.
+ * Made once per row: both its readings line and its feed line carry them.
+ */
+function statusColumns(status: ActorReading['status']): string {
+  if (!status) return ''
+  return `,${STATUS_MARK},"status_raw_flags":${JSON.stringify(status.rawFlags)},"status_codes":${JSON.stringify(status.statuses)}`
 }
 
 /**
@@ -128,7 +134,7 @@ function statusFields(r: RowOut): string {
  * those of the status report it carries (status.ts).
  */
 function feedLine(ws: number, meterId: number, r: RowOut): string {
-  const status = r.status ? `,"version":${r.version}${statusFields(r)}` : ''
+  const status = r.statusJson ? `,"version":${r.version}${r.statusJson}` : ''
   return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${num(r.canonicalValue)}${status}}\n`
 }
 
@@ -407,7 +413,7 @@ export class MeterActor {
         rawJson: r.rawPayload,
         ingestedAt: now,
         version: this.env.store.version(),
-        status: this.env.store.rollupFedApart ? r.status : null,
+        statusJson: this.env.store.rollupFedApart ? statusColumns(r.status) : '',
       })
       for (const ch of res.changed)
         (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
@@ -453,10 +459,13 @@ export class MeterActor {
         // Above the stored row's version, whichever instance's clock wrote it (HLC).
         version: this.env.store.versionAfter(old.version),
         // Kept: until the feed has written it, the row is where its status report is.
-        status:
+        statusJson:
           Number(old.has_status) === 1
-            ? { rawFlags: old.status_raw_flags ?? [], statuses: old.status_codes ?? [] }
-            : null,
+            ? statusColumns({
+                rawFlags: old.status_raw_flags ?? [],
+                statuses: old.status_codes ?? [],
+              })
+            : '',
       })
     }
   }
