@@ -4,6 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { LoadConfig, LoadResult } from './loadgen-child.js'
+import type { ThreadCpu } from './proc.js'
 
 export type { LoadConfig, LoadResult }
 
@@ -16,6 +17,11 @@ export interface Measured extends LoadResult {
   serverCores: number
   /** CPU of the server's main thread (JavaScript, GC) per 1,000 stored readings, ms */
   mainMsPer1k?: number
+  /**
+   * The server's CPU per 1,000 stored readings by thread kind, ms: main thread, decoder
+   * workers, chDB's merges, and the rest (chDB's query threads, libuv's pool, GC helpers).
+   */
+  threadsMsPer1k?: { main: number; decoders: number; merges: number; rest: number }
 }
 
 export class LoadGen {
@@ -34,20 +40,24 @@ export class LoadGen {
     this.ready.catch(() => {}) // surfaced by run(); closing early is not an error
   }
 
-  async run(cfg: LoadConfig, serverCpu: () => number, mainCpu?: () => number): Promise<Measured> {
+  async run(
+    cfg: LoadConfig,
+    serverCpu: () => number,
+    threadCpu?: () => ThreadCpu,
+  ): Promise<Measured> {
     await this.ready
     return new Promise((resolve, reject) => {
       let c0 = NaN
       let c1 = NaN
-      let m0 = NaN
-      let m1 = NaN
+      let t0: ThreadCpu | undefined
+      let t1: ThreadCpu | undefined
       const onMessage = (m: { type: string; result?: LoadResult; message?: string }) => {
         if (m.type === 'measure-start') {
           c0 = serverCpu()
-          m0 = mainCpu?.() ?? NaN
+          t0 = threadCpu?.()
         } else if (m.type === 'measure-end') {
           c1 = serverCpu()
-          m1 = mainCpu?.() ?? NaN
+          t1 = threadCpu?.()
         } else if (m.type === 'error') {
           this.child.off('message', onMessage)
           reject(new Error(m.message))
@@ -61,7 +71,7 @@ export class LoadGen {
             serverCpuMs,
             cpuMsPer1k: per > 0 ? (serverCpuMs / per) * 1000 : NaN,
             serverCores: serverCpuMs / (r.windowS * 1000),
-            ...(mainCpu && per > 0 ? { mainMsPer1k: ((m1 - m0) / per) * 1000 } : {}),
+            ...(t0 && t1 && per > 0 ? perThousand(t0, t1, per) : {}),
           })
         }
       }
@@ -73,4 +83,17 @@ export class LoadGen {
   close(): void {
     this.child.kill()
   }
+}
+
+function perThousand(
+  t0: ThreadCpu,
+  t1: ThreadCpu,
+  per: number,
+): Pick<Measured, 'mainMsPer1k' | 'threadsMsPer1k'> {
+  const k = (ms: number) => (ms / per) * 1000
+  const main = k(t1.main - t0.main)
+  const decoders = k(t1.decoders - t0.decoders)
+  const merges = k(t1.merges - t0.merges)
+  const rest = k(t1.total - t0.total) - main - decoders - merges
+  return { mainMsPer1k: main, threadsMsPer1k: { main, decoders, merges, rest } }
 }

@@ -15,12 +15,48 @@ export function cpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`)
 }
 
+/** Server CPU split by who spent it, in ms (see `threadCpuMs`). */
+export interface ThreadCpu {
+  /** the main thread: JavaScript, GC, the event loop */
+  main: number
+  /** the decoder workers (threads named `mf-decoder`, src/decode/worker.ts) */
+  decoders: number
+  /** chDB's background merges (`MergeMutate` threads) */
+  merges: number
+  /** the whole process, threads that have exited included */
+  total: number
+}
+
 /**
- * utime + stime of the main thread of `pid` alone (its JavaScript, GC and whatever runs
- * on the event loop; not chDB's or the workers' threads), in milliseconds, or NaN.
+ * CPU of `pid` by thread kind. chDB starts and ends query threads as it goes, and an exited
+ * thread leaves no /proc entry, so the rest (`total` minus the named kinds: chDB's query
+ * threads, libuv's pool that runs them, V8's GC helpers) is only known as a difference.
  */
-export function mainThreadCpuMs(pid: number): number {
-  return statCpuMs(`/proc/${pid}/task/${pid}/stat`)
+export function threadCpuMs(pid: number): ThreadCpu {
+  const out: ThreadCpu = { main: NaN, decoders: 0, merges: 0, total: cpuMs(pid) }
+  let tids: string[]
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return { main: NaN, decoders: NaN, merges: NaN, total: NaN }
+  }
+  for (const tid of tids) {
+    const ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`)
+    if (!Number.isFinite(ms)) continue // ended between the listing and the read
+    if (Number(tid) === pid) {
+      out.main = ms
+      continue
+    }
+    let comm = ''
+    try {
+      comm = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1')
+    } catch {
+      continue
+    }
+    if (comm.startsWith('mf-decoder')) out.decoders += ms
+    else if (comm.startsWith('MergeMutate')) out.merges += ms
+  }
+  return out
 }
 
 function statCpuMs(file: string): number {

@@ -49,6 +49,13 @@ export function fromLoad(
       rejected: m.rejected,
       serverCores: round(m.serverCores, 2),
       ...(m.mainMsPer1k !== undefined ? { mainMsPer1k: round(m.mainMsPer1k, 1) } : {}),
+      ...(m.threadsMsPer1k
+        ? {
+            threadsMsPer1k: Object.fromEntries(
+              Object.entries(m.threadsMsPer1k).map(([k, v]) => [k, round(v, 1)]),
+            ),
+          }
+        : {}),
       generatorCpuMsPerS: round((m.generatorCpuMs / (m.windowS * 1000)) * 1000, 0),
       maxConnectionsUsed: m.maxConnectionsUsed,
       queuedMax: m.queuedMax,
@@ -80,6 +87,7 @@ export function table(results: ScenarioResult[]): string {
     'p999 ms',
     'CPU ms/1k',
     'main ms/1k',
+    'dec/merge/rest',
     'peak RSS MiB',
     'ratio',
     'ceiling',
@@ -97,6 +105,7 @@ export function table(results: ScenarioResult[]): string {
         fmtMs(row.p999),
         fmtMs(row.cpuMsPer1k),
         fmtMs(row.detail?.mainMsPer1k as number | undefined),
+        fmtSplit(row.detail?.threadsMsPer1k as Record<string, number> | undefined),
         row.peakRssMiB === undefined ? '' : String(round(row.peakRssMiB)),
         row.ratio === undefined ? '' : `${round(row.ratio * 100, 1)} %`,
         row.ceiling ? `${row.ceiling.name} (${fmtRate(row.ceiling.rate)})` : '',
@@ -108,4 +117,10 @@ export function table(results: ScenarioResult[]): string {
   out.splice(1, 0, w.map((n) => '-'.repeat(n)).join('  '))
   const notes = results.flatMap((r) => r.notes.map((n) => `- ${r.name}: ${n}`))
   return out.join('\n') + (notes.length ? '\n\nNotes:\n' + notes.join('\n') : '')
+}
+
+/** The rest of a row's CPU per 1,000 after the main thread: decoders / merges / the rest. */
+function fmtSplit(t: Record<string, number> | undefined): string {
+  if (!t) return ''
+  return [t.decoders, t.merges, t.rest].map((v) => fmtMs(v)).join(' / ')
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { cpuMs, mainThreadCpuMs, peakRssMiB } from './proc.js'
+import { cpuMs, peakRssMiB, threadCpuMs, type ThreadCpu } from './proc.js'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const RESULTS_DIR = path.join(ROOT, 'bench/results')
@@ -37,8 +37,8 @@ export interface BenchServer {
   adminToken: string
   runtime: 'dist' | 'tsx'
   cpuMs(): number
-  /** CPU of the main thread alone (JavaScript and GC), ms */
-  mainThreadCpuMs(): number
+  /** CPU by thread kind (main thread, decoder workers, merges, whole process), ms */
+  threadCpuMs(): ThreadCpu
   peakRssMiB(): number
   /** Group-commit inserts since the previous call (from bench/lib/probe.mjs). */
   insertStats(): Promise<InsertStats>
@@ -157,7 +157,7 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
     adminToken,
     runtime,
     cpuMs: () => cpuMs(child.pid!),
-    mainThreadCpuMs: () => mainThreadCpuMs(child.pid!),
+    threadCpuMs: () => threadCpuMs(child.pid!),
     peakRssMiB: () => peakRssMiB(child.pid!),
     async insertStats() {
       fs.rmSync(probeFile, { force: true })

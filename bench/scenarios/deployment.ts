@@ -18,7 +18,7 @@ import { genericMeter, sharedMeter } from '../lib/bodies.js'
 import { startChildServer } from '../lib/child-server.js'
 import type { Ctx } from '../lib/context.js'
 import { LoadGen, type LoadConfig } from '../lib/loadgen.js'
-import { cpuMs, mainThreadCpuMs, peakRssMiB } from '../lib/proc.js'
+import { cpuMs, peakRssMiB, threadCpuMs } from '../lib/proc.js'
 import { fromLoad, round, withRatio, type Row, type ScenarioResult } from '../lib/report.js'
 import { ingestEnv, loadConfig, measure, STEP_MS, type IngestEnv } from './ingest-common.js'
 
@@ -107,7 +107,7 @@ export async function naive(ctx: Ctx): Promise<ScenarioResult> {
       const m = await gen.run(
         closed('127.0.0.1', srv.port, 'x', ctx, spec((start += 2 * 86_400_000), 'naive')),
         () => cpuMs(srv.child.pid!),
-        () => mainThreadCpuMs(srv.child.pid!),
+        () => threadCpuMs(srv.child.pid!),
       )
       const row = fromLoad('naive', `${key}, closed c=${C}`, m, peakRssMiB(srv.child.pid!))
       row.detail = { ...row.detail, load1: load1(), settleMs }

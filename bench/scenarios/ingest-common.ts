@@ -79,7 +79,7 @@ export async function measure(
   cfg: LoadConfig,
 ): Promise<{ m: Measured; insertMean: number; inserts: number }> {
   await env.server.insertStats() // reset the probe's counters
-  const m = await env.gen.run(cfg, env.server.cpuMs, env.server.mainThreadCpuMs)
+  const m = await env.gen.run(cfg, env.server.cpuMs, env.server.threadCpuMs)
   const st = await env.server.insertStats()
   return { m, insertMean: st.inserts ? st.rows / st.inserts : 0, inserts: st.inserts }
 }

@@ -1,5 +1,7 @@
 // Piscina worker: one WASM decoder instance per thread; a batch arrives as one
 // transferred ArrayBuffer and leaves as one (see wire.ts; the raw payload JSON is built here).
+import fs from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
 import { loadWasmCore } from './core.js'
 import { Piscina } from 'piscina'
 import { runTelegram } from './telegram.js'
@@ -7,6 +9,16 @@ import { RC, E, S } from './layout.js'
 import { JOB_HEAD, ResultWriter, REASON_BAD_KEY, REASON_INTERNAL } from './wire.js'
 import { decodeFrameSync } from './frames.js'
 import type { CompiledLayout } from './frame-layout.js'
+
+// The thread's name in top, perf and /proc (Linux only; elsewhere the write fails and
+// nothing changes): operators and the bench (bench/lib/proc.ts) tell decoder CPU from the
+// rest of the process by it. Not on a main thread that imports this file (tests).
+if (!isMainThread)
+  try {
+    fs.writeFileSync('/proc/thread-self/comm', 'mf-decoder')
+  } catch {
+    // not Linux, or /proc not mounted
+  }
 
 const core = loadWasmCore()
 const writer = new ResultWriter()
