@@ -9,6 +9,7 @@
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { STATUS_MARK } from '../store/rollup-feed.js'
+import type { BodyWriter } from '../store/body-writer.js'
 import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
@@ -505,11 +506,9 @@ export class MeterActor {
     turn.status = out
   }
 
-  /** Phase 4, write (this turn's part): the readings rows as JSONEachRow lines. */
-  body(turn: Turn): string {
-    let body = ''
-    for (const row of turn.rows) body += rowLine(turn.meter.workspace_id, turn.meter.id, row)
-    return body
+  /** Phase 4, write (this turn's part): the readings rows as JSONEachRow lines, into `out`. */
+  body(turn: Turn, out: BodyWriter): void {
+    for (const row of turn.rows) out.text(rowLine(turn.meter.workspace_id, turn.meter.id, row))
   }
 
   /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */

@@ -5,6 +5,7 @@
 // instead of a dozen per meter (GC was a quarter of the ingest thread).
 // Each actor is in at most one running batch (registry.ts), so its turns stay one at a time.
 import { apiError } from '../errors.js'
+import { BodyWriter } from '../store/body-writer.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { OutboxEvent } from '../events/outbox.js'
@@ -185,7 +186,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
   const live = turns.filter((t) => t.failed === undefined)
   let statusRows = ''
   let statusCount = 0
-  let body = ''
+  const body = new BodyWriter()
   let feed = ''
   let rows = 0
   const fed = env.store.rollupFedApart
@@ -194,7 +195,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
       statusRows += t.status.rows
       statusCount += t.status.count
     }
-    body += t.actor.body(t)
+    t.actor.body(t, body)
     if (fed) feed += t.actor.feedBody(t)
     rows += t.rows.length
   }
@@ -205,7 +206,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     return
   }
   try {
-    await env.store.readings.write(body, rows, undefined, fed ? feed : undefined)
+    await env.store.readings.write(body.take(), rows, undefined, fed ? feed : undefined)
   } catch (err) {
     await Promise.all(
       live.map((t) =>

@@ -6,11 +6,14 @@
 import { insertChannel } from './channel.js'
 import type { Sql } from './sql.js'
 
+/** JSONEachRow rows as text or as UTF-8 bytes (body-writer.ts). */
+export type Rows = string | Buffer
+
 interface Pending {
-  chunks: string[]
+  chunks: Rows[]
   counts: number[]
-  /** Per chunk, the text handed on to `stored` in its place (see `write`). */
-  companions: string[]
+  /** Per chunk, what is handed on to `stored` in its place (see `write`). */
+  companions: Rows[]
   rows: number
   waiters: { resolve: () => void; reject: (e: unknown) => void }[]
 }
@@ -33,13 +36,13 @@ export interface GroupCommitOptions {
    * Called after every successful INSERT, before its callers are answered: with the bytes
    * inserted and the companion texts of its writes (each write's rows where it gave none).
    */
-  stored?: (rows: Buffer, companions: string) => void
+  stored?: (rows: Buffer, companions: Buffer) => void
 }
 
 export class GroupCommit {
   private readonly maxRows: number
   private readonly lingerMs: number
-  private readonly stored: ((rows: Buffer, companions: string) => void) | undefined
+  private readonly stored: ((rows: Buffer, companions: Buffer) => void) | undefined
   private pending: Pending | null = null
   private running: Promise<void> | null = null
   /** When the next batch is due to start (performance.now()), null when none is scheduled. */
@@ -66,10 +69,10 @@ export class GroupCommit {
    * of the rows themselves.
    */
   write(
-    jsonEachRow: string,
+    jsonEachRow: Rows,
     rows: number,
     lingerMs = this.lingerMs,
-    companion: string = jsonEachRow,
+    companion: Rows = jsonEachRow,
   ): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
@@ -121,18 +124,15 @@ export class GroupCommit {
       // Split very large accumulations so a single INSERT stays bounded in memory.
       let i = 0
       while (i < batch.chunks.length) {
-        let body = ''
-        let companions = ''
+        const from = i
         let n = 0
         while (i < batch.chunks.length && (n === 0 || n < this.maxRows)) {
-          body += batch.chunks[i]
-          if (this.stored) companions += batch.companions[i]
           n += batch.counts[i]!
           i++
         }
-        const bytes = Buffer.from(body)
+        const bytes = joinRows(batch.chunks.slice(from, i))
         await this.sql.insertJsonEachRow(this.table, bytes)
-        this.stored?.(bytes, companions)
+        this.stored?.(bytes, joinRows(batch.companions.slice(from, i)))
       }
       const ms = performance.now() - started
       this.stats.inserts++
@@ -153,4 +153,11 @@ export class GroupCommit {
       await this.running?.catch(() => {})
     }
   }
+}
+
+/** Rows given as text and as bytes, as one buffer (one copy of each). */
+export function joinRows(rows: readonly Rows[]): Buffer {
+  if (rows.length === 1 && typeof rows[0] !== 'string') return rows[0]!
+  if (rows.every((r) => typeof r === 'string')) return Buffer.from(rows.join(''))
+  return Buffer.concat(rows.map((r) => (typeof r === 'string' ? Buffer.from(r) : r)))
 }

@@ -11,6 +11,7 @@
 // `markHoursMissedByACrash` already marks at the next start. A ClickHouse server keeps the
 // view on `readings` (its own CPU, and every instance writing to it sees the same rollup).
 import type { Sql } from './sql.js'
+import { joinRows } from './group-commit.js'
 
 /** The Null table the rollup view reads in the embedded engine (migration 11). */
 export const ROLLUP_FEED = 'readings_rollup_feed'
@@ -92,12 +93,6 @@ export class RollupFeed {
       })
     return this.running
   }
-}
-
-function joinRows(rows: (Buffer | string)[]): Buffer {
-  if (rows.length === 1 && typeof rows[0] !== 'string') return rows[0]!
-  if (rows.every((r) => typeof r === 'string')) return Buffer.from(rows.join(''))
-  return Buffer.concat(rows.map((r) => (typeof r === 'string' ? Buffer.from(r) : r)))
 }
 
 /**

@@ -1,0 +1,32 @@
+// The bytes of one INSERT, encoded as its rows are made. A readings INSERT used to be one
+// string of thousands of row strings: V8 flattens such a string into a body-sized copy on
+// its heap before Buffer.from encodes it, and the pieces and the copy stay alive until the
+// INSERT is answered. Here each row is encoded into a buffer outside the heap as soon as it
+// is written, and its string is garbage at once. Generic gateway rows, five quick bench
+// pairs: 33.4 against 37.0 main-thread ms per 1,000 readings (medians).
+
+const INITIAL_BYTES = 64 << 10
+
+/** UTF-8 text appended piece by piece into one growing buffer. */
+export class BodyWriter {
+  // Allocated on the first write: a request whose readings were all duplicates writes none.
+  private buf = Buffer.alloc(0)
+  private pos = 0
+
+  /** Appends `s` as UTF-8. */
+  text(s: string): void {
+    // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
+    const need = this.pos + s.length * 3
+    if (need > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, need, INITIAL_BYTES))
+      this.buf.copy(next, 0, 0, this.pos)
+      this.buf = next
+    }
+    this.pos += this.buf.write(s, this.pos, 'utf8')
+  }
+
+  /** The bytes written; the writer is not to be used afterwards. */
+  take(): Buffer {
+    return this.buf.subarray(0, this.pos)
+  }
+}

@@ -1,0 +1,31 @@
+// The INSERT body writer (src/store/body-writer.ts) and the group commit's joining of rows
+// given as text and as bytes: the bytes are exactly the UTF-8 of the text, whatever the size.
+import t from 'tap'
+import { BodyWriter } from '../../src/store/body-writer.js'
+import { joinRows } from '../../src/store/group-commit.js'
+
+t.test('nothing written: an empty body and no buffer kept', async (t) => {
+  t.equal(new BodyWriter().take().length, 0)
+})
+
+t.test('many rows, multi-byte characters, past every growth step', async (t) => {
+  const w = new BodyWriter()
+  let expected = ''
+  for (let i = 0; i < 20_000; i++) {
+    const line = `{"i":${i},"unit":"m³","note":"Zähler ${'€'.repeat(i % 7)} 🔥"}\n`
+    w.text(line)
+    expected += line
+  }
+  const body = w.take()
+  t.ok(body.length > 1 << 20, 'grew past a megabyte')
+  t.equal(body.toString('utf8'), expected)
+  t.equal(body.length, Buffer.byteLength(expected))
+})
+
+t.test('joinRows: text, bytes and a mix give the same bytes', async (t) => {
+  const a = '{"a":"ä"}\n'
+  const b = '{"b":2}\n'
+  t.equal(joinRows([a, b]).toString(), a + b)
+  t.equal(joinRows([Buffer.from(a)]).toString(), a)
+  t.equal(joinRows([Buffer.from(a), b]).toString(), a + b)
+})
