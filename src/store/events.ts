@@ -93,6 +93,23 @@ function mailFromRow(r: Record<string, any>): Mail {
 
 const RESULT_LINGER_MS = 100
 
+const jsonOrNull = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
+
+/**
+ * A delivery row as a JSONEachRow line, written by hand: every attempt stores its row again,
+ * and spreading the delivery into an object for JSON.stringify was 4.5 % of the main thread
+ * while a `meter.created` backlog was sent (the largest self time of our own code there).
+ */
+function deliveryLine(d: Delivery): string {
+  return (
+    `{"workspace_id":${d.workspace_id},"id":${JSON.stringify(d.id)},"subscription_id":${d.subscription_id},` +
+    `"event":${JSON.stringify(d.event)},"body":${JSON.stringify(d.body)},"status":${JSON.stringify(d.status)},` +
+    `"attempts":${d.attempts},"last_status_code":${d.last_status_code ?? 'null'},` +
+    `"last_error":${jsonOrNull(d.last_error)},"next_attempt_at":${jsonOrNull(chOrNull(d.next_attempt_at))},` +
+    `"exhausted":${d.exhausted ? 1 : 0},"created_at":"${chTime(d.created_at)}","version":${d.version}}\n`
+  )
+}
+
 export class EventRepo {
   private readonly sql: Sql
   /**
@@ -150,13 +167,7 @@ export class EventRepo {
     let rows = ''
     for (const d of ds) {
       d.version = version
-      rows +=
-        JSON.stringify({
-          ...d,
-          exhausted: d.exhausted ? 1 : 0,
-          next_attempt_at: chOrNull(d.next_attempt_at),
-          created_at: chTime(d.created_at),
-        }) + '\n'
+      rows += deliveryLine(d)
     }
     await this.deliveries.write(rows, ds.length, kind === 'result' ? RESULT_LINGER_MS : 0)
   }
