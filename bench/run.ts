@@ -1,5 +1,5 @@
 // Meterflow bench harness: `npm run bench -- [--quick|--tiny] [--scenario NAME[,NAME]]
-// [--json FILE] [--profile] [--redis]`. Each scenario runs in its own fresh DATA_DIR with the
+// [--json FILE] [--profile] [--redis] [--tmpfs]`. Each scenario runs in its own fresh DATA_DIR with the
 // server and the load generator in separate processes; every throughput is printed next to
 // the ceiling measured in this same run (shared, noisy machines). See bench/README.md.
 import fs from 'node:fs'
@@ -41,9 +41,27 @@ const ALIASES: Record<string, string> = {
 
 function usage(): never {
   console.log(
-    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis] [--clickhouse] [--src]`,
+    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis] [--clickhouse] [--src] [--tmpfs]`,
   )
   process.exit(2)
+}
+
+/**
+ * Every data directory of the run (servers, ceilings; they all come from os.tmpdir(), which
+ * child processes inherit through TMPDIR) on /dev/shm. On a disk that has seen many
+ * directories created and removed, ext4's inode allocation makes each part chDB writes
+ * dearer, and dearer run after run (docs/benchmarks.md): this measures the software apart
+ * from that disk.
+ */
+function useTmpfs(): void {
+  const shm = '/dev/shm'
+  try {
+    fs.accessSync(shm, fs.constants.W_OK)
+  } catch {
+    console.error(`--tmpfs: ${shm} is not writable here`)
+    process.exit(2)
+  }
+  process.env.TMPDIR = shm
 }
 
 function parseArgs(argv: string[]) {
@@ -64,6 +82,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--redis') o.redis = true
     else if (a === '--clickhouse') o.clickhouse = true
     else if (a === '--src') process.env.BENCH_RUNTIME = 'tsx'
+    else if (a === '--tmpfs') useTmpfs()
     else if (a === '--json') o.json = argv[++i] ?? usage()
     else if (a === '--scenario') o.scenarios.push(...(argv[++i] ?? usage()).split(','))
     else if (a === '--help' || a === '-h') usage()
@@ -189,13 +208,14 @@ const machine = {
   platform: `${os.platform()} ${os.release()}`,
   loadavg: os.loadavg().map((x) => round(x, 2)),
   memGiB: round(os.totalmem() / 2 ** 30, 1),
+  dataDirs: os.tmpdir(),
   server:
     process.env.BENCH_RUNTIME !== 'tsx' && distIsFresh()
       ? 'node dist/main.js'
       : 'node --import tsx src/main.ts',
 }
 console.error(
-  `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}; ${clickhouseUrl ? `ClickHouse server ${clickhouseUrl}` : 'chDB'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}`,
+  `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}; ${clickhouseUrl ? `ClickHouse server ${clickhouseUrl}` : 'chDB'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}; data dirs in ${machine.dataDirs}`,
 )
 const results: ScenarioResult[] = []
 const started = performance.now()
