@@ -132,7 +132,7 @@ export class GroupCommit {
         }
         const bytes = joinRows(batch.chunks.slice(from, i))
         await this.sql.insertJsonEachRow(this.table, bytes)
-        this.stored?.(bytes, joinRows(batch.companions.slice(from, i)))
+        if (this.stored) this.stored(bytes, joinRows(batch.companions.slice(from, i)))
       }
       const ms = performance.now() - started
       this.stats.inserts++
