@@ -1,24 +1,12 @@
 // Delivery rows are written as hand-made JSONEachRow lines (src/store/events.ts): whatever
 // the body, error text or nulls hold, a delivery reads back exactly as it was saved.
-import fs from 'node:fs'
 import t from 'tap'
-import { MemoryCoord } from '../../src/coord/memory.js'
 import { EventRepo, type Delivery } from '../../src/store/events.js'
-import { Store } from '../../src/store/store.js'
-import type { Config } from '../../src/config/index.js'
-import { tmpDataDir } from '../helpers/server.js'
+import { openTmpStore } from '../helpers/store.js'
 
-const dir = tmpDataDir()
-const config = { DATA_DIR: dir } as Pick<
-  Config,
-  'DATA_DIR' | 'CLICKHOUSE_URL' | 'CLICKHOUSE_CLUSTER'
->
-const store = await Store.open(config, new MemoryCoord())
-t.teardown(async () => {
-  await store.close()
-  fs.rmSync(dir, { recursive: true, force: true })
-})
-const repo = new EventRepo(store)
+const tmp = await openTmpStore()
+t.teardown(() => tmp.close())
+const repo = new EventRepo(tmp.store)
 
 const base: Delivery = {
   id: '0190a0b0-0000-7000-8000-000000000001',

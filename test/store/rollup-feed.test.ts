@@ -3,9 +3,7 @@
 // rollup write loses nothing, and a clean stop leaves nothing to mark at the next start. The
 // status reports that ride on readings rows (src/store/status.ts) reach their readers the
 // same way, and a kill before the feed wrote them loses none.
-import fs from 'node:fs'
 import t from 'tap'
-import { MemoryCoord } from '../../src/coord/memory.js'
 import { aggregateReadings } from '../../src/store/readings-query.js'
 import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js'
 import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
@@ -15,20 +13,11 @@ import {
   pageStatusReports,
   restoreStatusMissedByACrash,
 } from '../../src/store/status.js'
-import { Store } from '../../src/store/store.js'
-import type { Config } from '../../src/config/index.js'
-import { tmpDataDir } from '../helpers/server.js'
+import { openTmpStore } from '../helpers/store.js'
 
-const dir = tmpDataDir()
-const config = { DATA_DIR: dir } as Pick<
-  Config,
-  'DATA_DIR' | 'CLICKHOUSE_URL' | 'CLICKHOUSE_CLUSTER'
->
-let store = await Store.open(config, new MemoryCoord())
-t.teardown(async () => {
-  await store.close()
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+const tmp = await openTmpStore()
+t.teardown(() => tmp.close())
+let store = tmp.store
 
 const HOUR = Date.parse('2025-03-01T10:00:00Z')
 let version = 1
@@ -122,8 +111,7 @@ t.test('a failed rollup write keeps its rows for the next one', async (t) => {
 
 t.test('a clean stop writes the rollup; the next start has nothing to mark', async (t) => {
   await store.readings.write(rows(4, 5), 5)
-  await store.close()
-  store = await Store.open(config, new MemoryCoord())
+  store = await tmp.reopen()
   t.equal(await rollupRows(4), 5)
   t.equal(await markHoursMissedByACrash(store.sql), 0)
 })

@@ -1,0 +1,38 @@
+// An embedded Store (chDB) of a test file's own: a fresh data directory, opened again on
+// demand (a restart on the same data), closed and removed at the end.
+import fs from 'node:fs'
+import { MemoryCoord } from '../../src/coord/memory.js'
+import { Store } from '../../src/store/store.js'
+import type { Config } from '../../src/config/index.js'
+import { tmpDataDir } from './server.js'
+
+export interface TmpStore {
+  readonly store: Store
+  /** Closes the store and opens the same data directory again (a clean restart). */
+  reopen(): Promise<Store>
+  /** Closes the store and removes its data directory. */
+  close(): Promise<void>
+}
+
+export async function openTmpStore(): Promise<TmpStore> {
+  const dir = tmpDataDir()
+  const config = { DATA_DIR: dir } as Pick<
+    Config,
+    'DATA_DIR' | 'CLICKHOUSE_URL' | 'CLICKHOUSE_CLUSTER'
+  >
+  const open = () => Store.open(config, new MemoryCoord())
+  let store = await open()
+  return {
+    get store() {
+      return store
+    },
+    async reopen() {
+      await store.close()
+      return (store = await open())
+    },
+    async close() {
+      await store.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
