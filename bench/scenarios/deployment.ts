@@ -329,12 +329,14 @@ export async function provision(ctx: Ctx): Promise<ScenarioResult> {
       rows.push(row)
       // The next row starts with no delivery backlog: it pays for its own events only.
       const atEnd = sink.received()
-      const cpu0 = env.server.cpuMs()
+      const cpu0 = env.server.threadCpuMs()
       const d = await drain(sink)
       const drained = d.received - atEnd
+      const cpu1 = env.server.threadCpuMs()
+      const per = (ms: number) => round(ms / drained, 3)
       const perEvent =
         drained > 0
-          ? `, server CPU ${round((env.server.cpuMs() - cpu0) / drained, 3)} ms per event`
+          ? `, server CPU ${per(cpu1.total - cpu0.total)} ms per event: main thread ${per(cpu1.main - cpu0.main)}, merges ${per(cpu1.merges - cpu0.merges)}`
           : ''
       notes.push(
         `provision, ${key}: ${atEnd} meter.created received by the end of the run, ${d.received} in all after ${round(d.ms)} ms more (${round(drained / (d.ms / 1000))} events/s while draining${perEvent})`,

@@ -168,9 +168,9 @@ export function registerMeters(
         profile_version: profile?.version ?? 1,
         profile_needs_review: profile === null,
       })
-      const res = await s.meters.create(ws, fields, async () => {
+      const res = await s.meters.create(ws, fields, async (pending) => {
         const w = await s.tenants.getWorkspace(ws)
-        return (await s.meters.atPlanLimit(ws, w?.plan_meter_limit ?? null))
+        return (await s.meters.atPlanLimit(ws, w?.plan_meter_limit ?? null, pending))
           ? ('rejected_plan_limit' as const)
           : null
       })

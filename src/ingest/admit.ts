@@ -30,7 +30,8 @@ export interface AdmitDeps {
 
 /**
  * How many of `n` new meters (the first ones, in request order) may be created: within the
- * plan limit (operational meters) and the hourly provisioning cap, taken in one step. As
+ * plan limit (operational meters, stored or `pending`: admitted by a request served in the
+ * same turn of the creation lock) and the hourly provisioning cap, taken in one step. As
  * one at a time would decide: once the cap runs out every later meter is refused by the cap,
  * otherwise those past the plan limit by the plan.
  */
@@ -39,10 +40,13 @@ async function admitNew(
   ws: number,
   w: Workspace,
   n: number,
+  pending: number,
 ): Promise<{ allowed: number; refused: ItemStatus | null }> {
   let room = n
-  if (w.plan_meter_limit !== null)
-    room = Math.min(n, Math.max(0, w.plan_meter_limit - (await deps.meters.countOperational(ws))))
+  if (w.plan_meter_limit !== null) {
+    const operational = (await deps.meters.countOperational(ws)) + pending
+    room = Math.min(n, Math.max(0, w.plan_meter_limit - operational))
+  }
   if (room === 0) return { allowed: 0, refused: 'rejected_plan_limit' }
   const key = `provision:${ws}`
   let want = room
@@ -102,7 +106,7 @@ export async function admitBatch(
           profile_needs_review: !it.declared,
         })
       }),
-      (n) => admitNew(deps, ws, w, n),
+      (n, pending) => admitNew(deps, ws, w, n, pending),
     )
     const events: OutboxEvent[] = []
     made.forEach((r, i) => {

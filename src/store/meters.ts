@@ -96,6 +96,16 @@ function toRow(m: Meter, version: number, deleted = 0): Record<string, unknown> 
   }
 }
 
+/** One createMany call waiting for (or served under) the workspace's admission lock. */
+interface Creation {
+  list: NewMeter[]
+  admit: (n: number, pending: number) => Promise<{ allowed: number; refused: string | null }>
+  resolve: (r: ({ meter: Meter; created: boolean } | { refused: string })[]) => void
+  reject: (err: unknown) => void
+  /** Why this call failed (its admission threw, or the INSERT did). */
+  failed?: unknown
+}
+
 interface WorkspaceIndex {
   byIdentifier: Map<string, Meter>
   byId: Map<number, Meter>
@@ -106,6 +116,8 @@ export class MeterRepo {
   private readonly indexes = new Map<number, Promise<WorkspaceIndex>>()
   /** Creations per workspace run one at a time in this process (and under a lease across). */
   private readonly creating: Exclusive
+  /** Per workspace: createMany calls queued for the next turn of the admission lock. */
+  private readonly waiting = new Map<number, Creation[]>()
 
   constructor(
     private readonly store: Store,
@@ -233,9 +245,12 @@ export class MeterRepo {
     return Number(r?.c ?? 0)
   }
 
-  /** The plan limit counts operational meters only; null = no limit. */
-  async atPlanLimit(ws: number, limit: number | null): Promise<boolean> {
-    return limit !== null && (await this.countOperational(ws)) >= limit
+  /**
+   * The plan limit counts operational meters only; null = no limit. `pending`: meters
+   * admitted but not stored yet (createMany).
+   */
+  async atPlanLimit(ws: number, limit: number | null, pending = 0): Promise<boolean> {
+    return limit !== null && (await this.countOperational(ws)) + pending >= limit
   }
 
   /**
@@ -246,10 +261,10 @@ export class MeterRepo {
   async create<R extends string>(
     ws: number,
     fields: NewMeter,
-    admit: () => Promise<R | null> = async () => null,
+    admit: (pending: number) => Promise<R | null> = async () => null,
   ): Promise<{ meter: Meter; created: boolean } | { refused: R }> {
-    const [r] = await this.createMany(ws, [fields], async (n) => {
-      const refused = await admit()
+    const [r] = await this.createMany(ws, [fields], async (n, pending) => {
+      const refused = await admit(pending)
       return refused ? { allowed: 0, refused } : { allowed: n, refused: null }
     })
     return r!
@@ -259,17 +274,40 @@ export class MeterRepo {
    * Creates the meters whose identifiers do not exist yet, in one step: one lock, one
    * existence check, one admission for all of them, one id range, one INSERT. `admit(n)`
    * runs inside the lock with the number of new meters and says how many of them (the
-   * first ones, in order) may be created, and why the others may not.
+   * first ones, in order) may be created, and why the others may not; `pending` meters
+   * admitted before it (same turn, below) are not stored yet, so a count of the store must
+   * add them.
+   *
+   * Calls that arrive while another holds the workspace's lock are served together when it
+   * is free: each is admitted in arrival order exactly as alone (a later one sees the
+   * meters an earlier one creates as existing), and all their meters are one INSERT. Eight
+   * requests of first contact queued one INSERT each behind the lock, and the convoy kept
+   * their readings INSERTs from joining too.
    */
-  async createMany<R extends string>(
+  createMany<R extends string>(
     ws: number,
     list: NewMeter[],
-    admit: (n: number) => Promise<{ allowed: number; refused: R | null }> = async (n) => ({
+    admit: (n: number, pending: number) => Promise<{ allowed: number; refused: R | null }> = async (
+      n,
+    ) => ({
       allowed: n,
       refused: null,
     }),
   ): Promise<({ meter: Meter; created: boolean } | { refused: R })[]> {
-    return this.admission(ws, () => this.createLocked(ws, list, admit))
+    return new Promise((resolve, reject) => {
+      const call = { list, admit, resolve, reject } as unknown as Creation
+      const waiting = this.waiting.get(ws)
+      if (waiting) return void waiting.push(call)
+      const calls = [call]
+      this.waiting.set(ws, calls)
+      // Whoever queues behind this lock run joins `calls` until the lock is ours.
+      this.admission(ws, async () => {
+        if (this.waiting.get(ws) === calls) this.waiting.delete(ws)
+        await this.createLocked(ws, calls)
+      }).catch((err: unknown) => {
+        for (const c of calls) c.reject(err)
+      })
+    })
   }
 
   /**
@@ -289,63 +327,91 @@ export class MeterRepo {
     return this.creating.run(`meter-create:${ws}`, fn)
   }
 
-  private async createLocked<R extends string>(
-    ws: number,
-    list: NewMeter[],
-    admit: (n: number) => Promise<{ allowed: number; refused: R | null }>,
-  ): Promise<({ meter: Meter; created: boolean } | { refused: R })[]> {
+  /** Serves `calls` in order under the lock: their new meters are one id range, one INSERT. */
+  private async createLocked(ws: number, calls: Creation[]): Promise<void> {
     const idx = await this.index(ws)
-    const named = new Set<string>()
-    let unknown = list.filter(
-      (f) =>
-        !idx.byIdentifier.has(f.meter_identifier) &&
-        !named.has(f.meter_identifier) &&
-        named.add(f.meter_identifier),
-    )
-    if (unknown.length && this.coord.kind === 'redis') {
-      // Another instance may have created some since our index was loaded.
-      const rows = await this.sql.query(
-        'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier IN {i:Array(String)} AND deleted = 0',
-        { ws, i: unknown.map((f) => f.meter_identifier) },
+    if (this.coord.kind === 'redis') await this.catchUp(ws, idx, calls)
+    // Identifier → the call that creates it (a later call finds it taken, as if stored).
+    const createdBy = new Map<string, number>()
+    const refused: (string | null)[] = []
+    const made: NewMeter[] = []
+    for (const [i, c] of calls.entries()) {
+      refused.push(null)
+      const named = new Set<string>()
+      const unknown: NewMeter[] = []
+      for (const f of c.list) {
+        const id = f.meter_identifier
+        if (idx.byIdentifier.has(id) || createdBy.has(id) || named.has(id)) continue
+        named.add(id)
+        unknown.push(f)
+      }
+      if (!unknown.length) continue
+      try {
+        const a = await c.admit(unknown.length, made.length)
+        refused[i] = a.refused
+        const allowed = Math.max(0, Math.min(a.allowed, unknown.length))
+        for (let k = 0; k < allowed; k++) {
+          made.push(unknown[k]!)
+          createdBy.set(unknown[k]!.meter_identifier, i)
+        }
+      } catch (err) {
+        c.failed = err
+      }
+    }
+    try {
+      if (made.length) await this.insertNew(ws, idx, made)
+    } catch (err) {
+      for (const c of calls) c.failed ??= err
+    }
+    calls.forEach((c, i) => {
+      if (c.failed !== undefined) return c.reject(c.failed)
+      c.resolve(
+        c.list.map((f) => {
+          const m = idx.byIdentifier.get(f.meter_identifier)
+          if (m) return { meter: m, created: createdBy.get(f.meter_identifier) === i }
+          return { refused: refused[i]! }
+        }),
       )
-      for (const r of rows) {
-        const m = fromRow(r)
-        idx.byIdentifier.set(m.meter_identifier, m)
-        idx.byId.set(m.id, m)
-      }
-      unknown = unknown.filter((f) => !idx.byIdentifier.has(f.meter_identifier))
-    }
-    const fresh = new Map<string, Meter>()
-    let refused: R | null = null
-    if (unknown.length) {
-      const a = await admit(unknown.length)
-      refused = a.refused
-      const allowed = Math.max(0, Math.min(a.allowed, unknown.length))
-      if (allowed > 0) {
-        const first = await this.store.nextIds('meters', allowed)
-        const version = await this.store.sharedVersion()
-        const created_at = new Date().toISOString()
-        let body = ''
-        for (let i = 0; i < allowed; i++) {
-          const m: Meter = { ...unknown[i]!, id: first + i, workspace_id: ws, created_at }
-          fresh.set(m.meter_identifier, m)
-          body += JSON.stringify(toRow(m, version)) + '\n'
-        }
-        await this.sql.insertJsonEachRow('meters', body)
-        for (const m of fresh.values()) {
-          idx.byIdentifier.set(m.meter_identifier, m)
-          idx.byId.set(m.id, m)
-        }
-        await this.announce(ws)
-      }
-    }
-    return list.map((f) => {
-      const made = fresh.get(f.meter_identifier)
-      if (made) return { meter: made, created: true }
-      const known = idx.byIdentifier.get(f.meter_identifier)
-      if (known) return { meter: known, created: false }
-      return { refused: refused! }
     })
+  }
+
+  /** With several instances: meters another one created since our index was loaded. */
+  private async catchUp(ws: number, idx: WorkspaceIndex, calls: Creation[]): Promise<void> {
+    const unknown = new Set<string>()
+    for (const c of calls)
+      for (const f of c.list)
+        if (!idx.byIdentifier.has(f.meter_identifier)) unknown.add(f.meter_identifier)
+    if (!unknown.size) return
+    const rows = await this.sql.query(
+      'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND meter_identifier IN {i:Array(String)} AND deleted = 0',
+      { ws, i: [...unknown] },
+    )
+    for (const r of rows) {
+      const m = fromRow(r)
+      idx.byIdentifier.set(m.meter_identifier, m)
+      idx.byId.set(m.id, m)
+    }
+  }
+
+  /** One id range, one INSERT; then the index and every instance know the new meters. */
+  private async insertNew(ws: number, idx: WorkspaceIndex, made: NewMeter[]): Promise<void> {
+    const first = await this.store.nextIds('meters', made.length)
+    const version = await this.store.sharedVersion()
+    const created_at = new Date().toISOString()
+    const meters = made.map((f, i): Meter => ({
+      ...f,
+      id: first + i,
+      workspace_id: ws,
+      created_at,
+    }))
+    let body = ''
+    for (const m of meters) body += JSON.stringify(toRow(m, version)) + '\n'
+    await this.sql.insertJsonEachRow('meters', body)
+    for (const m of meters) {
+      idx.byIdentifier.set(m.meter_identifier, m)
+      idx.byId.set(m.id, m)
+    }
+    await this.announce(ws)
   }
 
   /** Stores a new version of the meter and updates every instance's index. */

@@ -10,6 +10,7 @@ import { request, tmpDataDir, type CallResult } from '../helpers/server.js'
 import { compactFrame, fullFrame } from '../helpers/wmbus.js'
 import { startReceiver } from '../events/receiver.js'
 import { startProc, type Proc } from '../helpers/proc.js'
+import { awayFromMinuteEdge } from '../helpers/minute.js'
 
 const ADMIN = 'scale-admin-token-0123456789'
 const at = (min: number) => new Date(Date.UTC(2025, 0, 1, 0, min)).toISOString()
@@ -242,6 +243,7 @@ if (!redisAvailable({ own: true })) {
 
   t.test('one token rate limit counts requests on every instance', async (t) => {
     const limited = await tenant({ name: 'limited' }, { rate_limit_per_minute: 6 })
+    await awayFromMinuteEdge()
     const rs = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
         report(via(i), limited.token, [
