@@ -81,3 +81,6 @@ ALTER TABLE workspaces ON CLUSTER 'meterflow' ADD COLUMN IF NOT EXISTS quarantin
 ALTER TABLE readings_local ON CLUSTER 'meterflow' MODIFY SETTING merge_selector_base = 10;
 
 -- migration 13: embedded engine: status reports carried by their readings rows (docs/query.md)
+
+-- migration 14: event deliveries merge fewer, wider (merge_selector_base 10, docs/benchmarks.md)
+ALTER TABLE event_deliveries_local ON CLUSTER 'meterflow' MODIFY SETTING merge_selector_base = 10;

@@ -306,6 +306,13 @@ export const migrations: Migration[] = [
     name: 'embedded engine: status reports carried by their readings rows (docs/query.md)',
     statements: (o) => statusFeedStatements(o),
   },
+  {
+    version: 14,
+    name: 'event deliveries merge fewer, wider (merge_selector_base 10, docs/benchmarks.md)',
+    // Every event is written twice (pending, then its attempt's result), in small parts
+    // while a backlog is sent; their merges were a tenth of the server's CPU per event.
+    statements: (o) => modifySetting(o, 'event_deliveries', 'merge_selector_base = 10'),
+  },
 ]
 
 /**
