@@ -361,7 +361,9 @@ export class MeterRepo {
     try {
       if (made.length) await this.insertNew(ws, idx, made)
     } catch (err) {
-      for (const c of calls) c.failed ??= err
+      // Only the calls naming a meter of this INSERT fail: the others' meters exist.
+      for (const c of calls)
+        if (c.list.some((f) => createdBy.has(f.meter_identifier))) c.failed ??= err
     }
     calls.forEach((c, i) => {
       if (c.failed !== undefined) return c.reject(c.failed)

@@ -108,3 +108,20 @@ t.test('a call arriving while a turn runs is served in the next one', async (t) 
     ['m1:true', 'm1:false', 'm2:true'],
   )
 })
+
+t.test('a failed INSERT fails only the calls naming its meters', async (t) => {
+  // Last in this file: the table goes, so the INSERT fails in the store itself.
+  await tmp.store.sql.exec('DROP TABLE meters')
+  const [known, fresh] = await Promise.allSettled([
+    meters.createMany(4, list('m1')),
+    meters.createMany(4, list('m1', 'm9')),
+  ])
+  t.equal(known.status, 'fulfilled', 'm1 exists: answered from the index')
+  if (known.status === 'fulfilled')
+    t.same(
+      known.value.map((r) => 'meter' in r && r.created),
+      [false],
+    )
+  t.equal(fresh.status, 'rejected', 'm9 was not stored')
+  t.equal(await meters.byIdentifier(4, 'm9'), null, 'nor indexed')
+})
