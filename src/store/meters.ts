@@ -305,6 +305,8 @@ export class MeterRepo {
         if (this.waiting.get(ws) === calls) this.waiting.delete(ws)
         await this.createLocked(ws, calls)
       }).catch((err: unknown) => {
+        // The lock may never have been ours (a lease timeout): later calls start a new turn.
+        if (this.waiting.get(ws) === calls) this.waiting.delete(ws)
         for (const c of calls) c.reject(err)
       })
     })

@@ -7,7 +7,8 @@ import { openTmpStore } from '../helpers/store.js'
 
 const tmp = await openTmpStore()
 t.teardown(() => tmp.close())
-const meters = new MeterRepo(tmp.store, new MemoryCoord())
+const coord = new MemoryCoord()
+const meters = new MeterRepo(tmp.store, coord)
 await meters.init()
 const list = (...ids: string[]) => ids.map((id) => newMeter(id))
 const stored = (ws: number) =>
@@ -107,6 +108,15 @@ t.test('a call arriving while a turn runs is served in the next one', async (t) 
     ),
     ['m1:true', 'm1:false', 'm2:true'],
   )
+})
+
+t.test('after the lock could not be had, the next call gets a turn of its own', async (t) => {
+  // Another holder keeps the lease past the wait (500 polls of 10 ms): the call times out.
+  t.ok(await coord.lease('meter-create:5', 'another instance', 60_000))
+  await t.rejects(meters.createMany(5, list('w1')), /meter creation lock/)
+  await coord.release('meter-create:5', 'another instance')
+  const [r] = await meters.createMany(5, list('w1'))
+  t.ok(r && 'meter' in r && r.created, 'created once the lease is free')
 })
 
 t.test('a failed INSERT fails only the calls naming its meters', async (t) => {
