@@ -42,11 +42,7 @@ async function admitNew(
   n: number,
   pending: number,
 ): Promise<{ allowed: number; refused: ItemStatus | null }> {
-  let room = n
-  if (w.plan_meter_limit !== null) {
-    const operational = (await deps.meters.countOperational(ws)) + pending
-    room = Math.min(n, Math.max(0, w.plan_meter_limit - operational))
-  }
+  const room = Math.min(n, await deps.meters.planRoom(ws, w.plan_meter_limit, pending))
   if (room === 0) return { allowed: 0, refused: 'rejected_plan_limit' }
   const key = `provision:${ws}`
   let want = room

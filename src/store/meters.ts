@@ -246,11 +246,17 @@ export class MeterRepo {
   }
 
   /**
-   * The plan limit counts operational meters only; null = no limit. `pending`: meters
-   * admitted but not stored yet (createMany).
+   * How many more meters the plan limit lets become operational (Infinity: no limit). It
+   * counts operational meters only, and `pending` ones: admitted but not stored yet
+   * (createMany).
    */
+  async planRoom(ws: number, limit: number | null, pending = 0): Promise<number> {
+    if (limit === null) return Infinity
+    return Math.max(0, limit - (await this.countOperational(ws)) - pending)
+  }
+
   async atPlanLimit(ws: number, limit: number | null, pending = 0): Promise<boolean> {
-    return limit !== null && (await this.countOperational(ws)) + pending >= limit
+    return (await this.planRoom(ws, limit, pending)) === 0
   }
 
   /**
