@@ -8,7 +8,7 @@ import path from 'node:path'
 import { makeCtx, nearest, type Ctx } from './lib/context.js'
 import { cpuModel } from './lib/proc.js'
 import { round, table, withRatio, type ScenarioResult } from './lib/report.js'
-import { distIsFresh, RESULTS_DIR } from './lib/server.js'
+import { distIsFresh, RESULTS_DIR, serverNodeFlags } from './lib/server.js'
 import { generic } from './scenarios/generic.js'
 import { httpCeiling } from './scenarios/http-ceiling.js'
 import { storageCeiling } from './scenarios/storage-ceiling.js'
@@ -209,10 +209,13 @@ const machine = {
   loadavg: os.loadavg().map((x) => round(x, 2)),
   memGiB: round(os.totalmem() / 2 ** 30, 1),
   dataDirs: os.tmpdir(),
-  server:
+  server: [
+    'node',
+    ...serverNodeFlags(),
     process.env.BENCH_RUNTIME !== 'tsx' && distIsFresh()
-      ? 'node dist/main.js'
-      : 'node --import tsx src/main.ts',
+      ? 'dist/main.js'
+      : '--import tsx src/main.ts',
+  ].join(' '),
 }
 console.error(
   `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}; ${clickhouseUrl ? `ClickHouse server ${clickhouseUrl}` : 'chDB'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}; data dirs in ${machine.dataDirs}`,

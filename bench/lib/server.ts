@@ -56,6 +56,11 @@ export function freshDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `mf-bench-${prefix}-`))
 }
 
+/** Extra node flags for every server of the run (env BENCH_SERVER_NODE_FLAGS, space-separated). */
+export function serverNodeFlags(): string[] {
+  return (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
+}
+
 export async function startServer(o: ServerOptions): Promise<BenchServer> {
   const dataDir = freshDir(o.name)
   const dist = path.join(ROOT, 'dist/main.js')
@@ -67,6 +72,9 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
       : path.join(ROOT, 'src/store/group-commit.ts')
   // The same V8 flag as `npm start` (package.json): a larger young generation.
   const args: string[] = ['--max-semi-space-size=64']
+  // V8 flags to try on the server (`BENCH_SERVER_NODE_FLAGS="--max-semi-space-size=128"`):
+  // given after the default, so they win; named in the run's header.
+  args.push(...serverNodeFlags())
   if (runtime === 'tsx') args.push('--import', 'tsx')
   args.push('--import', pathToFileURL(path.join(ROOT, 'bench/lib/probe.mjs')).href)
   if (o.profile) {
