@@ -1,5 +1,5 @@
 // Meterflow bench harness: `npm run bench -- [--quick|--tiny] [--scenario NAME[,NAME]]
-// [--json FILE] [--profile] [--redis] [--tmpfs]`. Each scenario runs in its own fresh DATA_DIR with the
+// [--runs N] [--json FILE] [--profile] [--redis] [--tmpfs]`. Each scenario runs in its own fresh DATA_DIR with the
 // server and the load generator in separate processes; every throughput is printed next to
 // the ceiling measured in this same run (shared, noisy machines). See bench/README.md.
 import fs from 'node:fs'
@@ -8,6 +8,7 @@ import path from 'node:path'
 import { makeCtx, nearest, type Ctx } from './lib/context.js'
 import { cpuModel } from './lib/proc.js'
 import { round, table, withRatio, type ScenarioResult } from './lib/report.js'
+import { spreads, spreadTable } from './lib/spread.js'
 import { distIsFresh, RESULTS_DIR, serverNodeFlags } from './lib/server.js'
 import { generic } from './scenarios/generic.js'
 import { httpCeiling } from './scenarios/http-ceiling.js'
@@ -41,7 +42,7 @@ const ALIASES: Record<string, string> = {
 
 function usage(): never {
   console.log(
-    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--json FILE] [--profile] [--redis] [--clickhouse] [--src] [--tmpfs]`,
+    `usage: npm run bench -- [--quick] [--tiny] [--scenario ${Object.keys(SCENARIOS).join('|')}[,...]] [--runs N] [--json FILE] [--profile] [--redis] [--clickhouse] [--src] [--tmpfs]`,
   )
   process.exit(2)
 }
@@ -73,6 +74,7 @@ function parseArgs(argv: string[]) {
     clickhouse: false,
     json: undefined as string | undefined,
     scenarios: [] as string[],
+    runs: 1,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -84,7 +86,10 @@ function parseArgs(argv: string[]) {
     else if (a === '--src') process.env.BENCH_RUNTIME = 'tsx'
     else if (a === '--tmpfs') useTmpfs()
     else if (a === '--json') o.json = argv[++i] ?? usage()
-    else if (a === '--scenario') o.scenarios.push(...(argv[++i] ?? usage()).split(','))
+    else if (a === '--runs') {
+      o.runs = Number(argv[++i])
+      if (!Number.isInteger(o.runs) || o.runs < 1) usage()
+    } else if (a === '--scenario') o.scenarios.push(...(argv[++i] ?? usage()).split(','))
     else if (a === '--help' || a === '-h') usage()
     else {
       console.error(`unknown argument ${a}`)
@@ -194,10 +199,6 @@ if (args.clickhouse && !clickhouseUrl) {
   stopClickHouse = () => ch.stop()
 }
 if (!args.clickhouse) clickhouseUrl = undefined
-const ctx = makeCtx(
-  { quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl, clickhouseUrl },
-  (m) => console.error(m),
-)
 const chosen = args.scenarios.length
   ? Object.keys(SCENARIOS).filter((s) => args.scenarios.includes(s))
   : Object.keys(SCENARIOS)
@@ -220,10 +221,23 @@ const machine = {
 console.error(
   `meterflow bench (${args.tiny ? 'tiny' : args.quick ? 'quick' : 'full'}; ${redisUrl ? 'Redis coordination' : 'in-process coordination'}; ${clickhouseUrl ? `ClickHouse server ${clickhouseUrl}` : 'chDB'}) on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadavg.join(' ')}; server: ${machine.server}; data dirs in ${machine.dataDirs}`,
 )
-const results: ScenarioResult[] = []
-const started = performance.now()
+
+interface Run {
+  results: ScenarioResult[]
+  /** the target verdicts of this run */
+  targets: string[]
+  /** load average at the run's end */
+  load: number[]
+}
 let failed = false
-try {
+
+/** One run of every chosen scenario, in a context of its own (its ceilings are its own). */
+async function runOnce(): Promise<Run> {
+  const ctx = makeCtx(
+    { quick: args.quick, tiny: args.tiny, profile: args.profile, redisUrl, clickhouseUrl },
+    (m) => console.error(m),
+  )
+  const results: ScenarioResult[] = []
   for (const name of chosen) {
     const t = performance.now()
     ctx.log(`▶ ${name}`)
@@ -236,14 +250,33 @@ try {
     }
     ctx.log(`  ${name} took ${round((performance.now() - t) / 1000, 1)} s`)
   }
+  addRatios(ctx, results)
+  const load = os.loadavg().map((x) => round(x, 2))
+  return { results, targets: verdicts(ctx, results), load }
+}
+
+const runs: Run[] = []
+const started = performance.now()
+try {
+  for (let i = 1; i <= args.runs; i++) {
+    if (args.runs > 1) console.error(`run ${i} of ${args.runs}`)
+    const run = await runOnce()
+    runs.push(run)
+    if (args.runs > 1)
+      console.log(`\nRun ${i} of ${args.runs} (load average at its end ${run.load.join(' ')}):\n`)
+    console.log(table(run.results))
+    if (run.targets.length)
+      console.log('\nTargets:\n' + run.targets.map((s) => `- ${s}`).join('\n'))
+  }
 } finally {
   await stopRedis?.()
   await stopClickHouse?.()
 }
-addRatios(ctx, results)
-const summary = verdicts(ctx, results)
-console.log(table(results))
-if (summary.length) console.log('\nTargets:\n' + summary.map((s) => `- ${s}`).join('\n'))
+const medians = args.runs > 1 ? spreads(runs.map((r) => r.results)) : undefined
+if (medians)
+  console.log(
+    `\nMedians of ${args.runs} runs (min–max); load average at the runs' ends: ${runs.map((r) => r.load[0]).join(', ')}:\n\n${spreadTable(medians)}`,
+  )
 console.log(
   `\n${round((performance.now() - started) / 1000, 1)} s; load average at end ${os
     .loadavg()
@@ -262,8 +295,15 @@ if (args.json) {
         coordination: redisUrl ? 'redis' : 'memory',
         store: clickhouseUrl ? 'clickhouse-server' : 'chdb',
         machine,
-        targets: summary,
-        scenarios: results,
+        // the first run's, as with a single run; every run and the medians follow
+        targets: runs[0]!.targets,
+        scenarios: runs[0]!.results,
+        ...(medians
+          ? {
+              runs: runs.map((r) => ({ load: r.load, targets: r.targets, scenarios: r.results })),
+              medians,
+            }
+          : {}),
       },
       null,
       2,

@@ -110,13 +110,18 @@ export function table(results: ScenarioResult[]): string {
         row.ratio === undefined ? '' : `${round(row.ratio * 100, 1)} %`,
         row.ceiling ? `${row.ceiling.name} (${fmtRate(row.ceiling.rate)})` : '',
       ])
-  const w = head.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)))
+  const notes = results.flatMap((r) => r.notes.map((n) => `- ${r.name}: ${n}`))
+  return textTable(lines) + (notes.length ? '\n\nNotes:\n' + notes.join('\n') : '')
+}
+
+/** Lines of cells (the first is the head) as aligned text: two columns of names, then figures. */
+export function textTable(lines: readonly (readonly string[])[]): string {
+  const w = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)))
   const out = lines.map((l) =>
     l.map((c, i) => (i < 2 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '),
   )
   out.splice(1, 0, w.map((n) => '-'.repeat(n)).join('  '))
-  const notes = results.flatMap((r) => r.notes.map((n) => `- ${r.name}: ${n}`))
-  return out.join('\n') + (notes.length ? '\n\nNotes:\n' + notes.join('\n') : '')
+  return out.join('\n')
 }
 
 /** The rest of a row's CPU per 1,000 after the main thread: decoders / merges / the rest. */
