@@ -32,7 +32,7 @@ export interface ActorReading {
   recordedAt: number
   value: number
   unit: string | null
-  /** JSON text of the raw payload. */
+  /** The raw payload as a JSON value: an object's text, or a string literal (telegrams). */
   rawPayload: string
   /** Device status carried by this reading, if any. */
   status: { rawFlags: string[]; statuses: string[] } | null
@@ -94,7 +94,7 @@ export interface RowOut {
   canonicalValue: number | null
   canonicalUnit: string | null
   flags: string[]
-  /** JSON text of the raw payload (an object is stored as its text). */
+  /** The raw payload as a JSON value (an object is stored as its text, a string as itself). */
   rawJson: string
   ingestedAt: string
   version: number

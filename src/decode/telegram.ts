@@ -19,6 +19,11 @@ export type TelegramOutcome =
        * in the worker, so the main thread never materialises record objects.
        */
       rawPayload: string
+      /**
+       * rawPayload as a JSON string literal, as the readings INSERT carries it (from the pool
+       * the worker writes it, and rawPayload is parsed out of it on read: wire.ts).
+       */
+      rawJson: string
       /** `{ link, records }`; from the pool parsed lazily out of rawPayload on read. */
       records: unknown
       /** fingerprintOf: access number and application bytes, for repeats heard by several gateways. */
@@ -316,7 +321,10 @@ export function linkInfo(core: DecoderCore): Record<string, unknown> {
 // JSON text of `{ link: linkInfo(core), records: buildRecords(core) }` written directly,
 // without the intermediate objects: the worker builds every stored raw payload with it.
 // Must stay byte-identical to JSON.stringify of those objects
-// (test/decode/raw-payload.test.ts checks every vector and fuzzed frames).
+// (test/decode/raw-payload.test.ts checks every vector and fuzzed frames). The same writer
+// also writes that text already escaped as the inside of a JSON string literal, from
+// escaped fragments, which is how the readings INSERT carries it (decode/wire.ts): escaping
+// 2 KB afterwards cost ~8 µs a telegram, JSON.stringify ~9.
 
 /** A JSON number the way JSON.stringify writes one (non-finite becomes null). */
 function jnum(n: number): string {
@@ -326,36 +334,82 @@ function jnum(n: number): string {
 /** Chars from F bytes: JSON.stringify escapes what needs escaping. */
 const jstr = JSON.stringify as (s: string) => string
 
-function linkJson(core: DecoderCore): string {
+/** `s` as it reads inside a JSON string literal. */
+const inLiteral = (s: string) => jstr(s).slice(1, -1)
+
+/** The writer's constant pieces, and its JSON string writer, plain or escaped. */
+function fragments(f: (s: string) => string) {
+  return {
+    q: f('"'),
+    str: (t: string) => f(jstr(t)),
+    frameMbus: f('{"frame":"mbus","c":"'),
+    frameWmbus: f('{"frame":"wmbus","c":"'),
+    ci: f('","ci":['),
+    nextQ: f(',"'),
+    address: f(',"address":'),
+    dllCrc: f(',"dll_crc":"'),
+    dllId: f(',"dll_id":"'),
+    id: f(',"id":"'),
+    manufacturer: f('","manufacturer":'),
+    version: f(',"version":"'),
+    deviceType: f('","device_type":"'),
+    access: f(',"access_number":'),
+    statusByte: f(',"status_byte":"'),
+    security: f('","security_mode":'),
+    encrypted: f(',"encrypted":true'),
+    plain: f(',"encrypted":false'),
+    decrypted: f(',"decrypted":true}'),
+    notDecrypted: f(',"decrypted":false}'),
+    header: f('{"header":"'),
+    quantity: f('","quantity":"'),
+    value: f('","value":'),
+    unit: f(',"unit":'),
+    storage: f(',"storage":'),
+    tariff: f(',"tariff":'),
+    subunit: f(',"subunit":'),
+    func: f(',"function":"'),
+    vife: f(',"vife":"'),
+    invalid: f(',"invalid":true'),
+    selected: f(',"selected":true}'),
+    link: f('{"link":'),
+    records: f(',"records":'),
+  }
+}
+type Fragments = ReturnType<typeof fragments>
+const PLAIN: Fragments = fragments((s) => s)
+const ESCAPED: Fragments = fragments(inLiteral)
+
+function linkJson(core: DecoderCore, J: Fragments): string {
   const { CTRL } = core
+  const q = J.q
   const wired = CTRL[S.FRAME] === 2
-  let s = wired ? '{"frame":"mbus","c":"' : '{"frame":"wmbus","c":"'
-  s += hex2(CTRL[S.C]!) + '","ci":['
+  let s = wired ? J.frameMbus : J.frameWmbus
+  s += hex2(CTRL[S.C]!) + J.ci
   const nci = Math.min(4, CTRL[S.NCI]!)
-  for (let i = 0; i < nci; i++) s += (i ? ',"' : '"') + hex2(CTRL[S.CI0 + i]!) + '"'
+  for (let i = 0; i < nci; i++) s += (i ? J.nextQ : q) + hex2(CTRL[S.CI0 + i]!) + q
   s += ']'
-  if (wired) s += ',"address":' + jnum(CTRL[S.WIRED_ADDR]!)
+  if (wired) s += J.address + jnum(CTRL[S.WIRED_ADDR]!)
   else {
     const crc = DLL_CRC_NAMES[CTRL[S.DLLCRC]!]
-    if (crc !== undefined) s += ',"dll_crc":"' + crc + '"'
-    s += ',"dll_id":"' + printedId(CTRL[S.DLL_ID]!) + '"'
+    if (crc !== undefined) s += J.dllCrc + crc + q
+    s += J.dllId + printedId(CTRL[S.DLL_ID]!) + q
   }
   if (CTRL[S.HAS_ID]) {
-    s +=
-      ',"id":"' + printedId(CTRL[S.ID]!) + '","manufacturer":' + jstr(manufacturer(CTRL[S.ID_M]!))
-    s += ',"version":"' + hex2(CTRL[S.VER]!) + '","device_type":"' + hex2(CTRL[S.TYPE]!) + '"'
+    s += J.id + printedId(CTRL[S.ID]!) + J.manufacturer + J.str(manufacturer(CTRL[S.ID_M]!))
+    s += J.version + hex2(CTRL[S.VER]!) + J.deviceType + hex2(CTRL[S.TYPE]!) + q
   }
   if (CTRL[S.ST]! >= 0) {
-    s += ',"access_number":' + jnum(CTRL[S.ACC]!) + ',"status_byte":"' + hex2(CTRL[S.ST]!)
-    s += '","security_mode":' + jnum(CTRL[S.SEC]!)
+    s += J.access + jnum(CTRL[S.ACC]!) + J.statusByte + hex2(CTRL[S.ST]!)
+    s += J.security + jnum(CTRL[S.SEC]!)
   }
-  s += CTRL[S.ENCRYPTED] === 1 ? ',"encrypted":true' : ',"encrypted":false'
-  s += CTRL[S.DECRYPTED] === 1 ? ',"decrypted":true}' : ',"decrypted":false}'
+  s += CTRL[S.ENCRYPTED] === 1 ? J.encrypted : J.plain
+  s += CTRL[S.DECRYPTED] === 1 ? J.decrypted : J.notDecrypted
   return s
 }
 
-function recordsJson(core: DecoderCore): string {
+function recordsJson(core: DecoderCore, J: Fragments): string {
   const { CTRL, REC, F } = core
+  const q = J.q
   const n = CTRL[S.NREC]!
   const sel = CTRL[S.SEL]!
   let s = '['
@@ -378,10 +432,10 @@ function recordsJson(core: DecoderCore): string {
     } else if (dtype === D.STRING) {
       let t = ''
       for (let k = dlen - 1; k >= 0; k--) t += String.fromCharCode(F[doff + k]!)
-      value = jstr(t)
-    } else if (dtype === D.BYTES || dtype === D.INVALID) value = '"' + hexOf(F, doff, dlen) + '"'
+      value = J.str(t)
+    } else if (dtype === D.BYTES || dtype === D.INVALID) value = q + hexOf(F, doff, dlen) + q
     else if (dtype === D.NONE) value = 'null'
-    else value = '"' + formatDate(dtype, REC[o + R.VALUE]!) + '"'
+    else value = q + formatDate(dtype, REC[o + R.VALUE]!) + q
     if (unit === 'time') unit = TIME_UNITS[exp] ?? null
     const textOff = REC[o + R.TEXT_OFF]!
     if (textOff >= 0) {
@@ -391,22 +445,27 @@ function recordsJson(core: DecoderCore): string {
       unit = t
     }
     if (i) s += ','
-    s += '{"header":"' + hexOf(F, hdr, doff - hdr) + '","quantity":"' + name + '","value":' + value
-    s += ',"unit":' + (unit === null ? 'null' : textOff >= 0 ? jstr(unit) : '"' + unit + '"')
-    s += ',"storage":' + jnum(REC[o + R.STORAGE]!) + ',"tariff":' + jnum(REC[o + R.TARIFF]!)
-    s += ',"subunit":' + jnum(REC[o + R.SUBUNIT]!)
+    s += J.header + hexOf(F, hdr, doff - hdr) + J.quantity + name + J.value + value
+    s += J.unit + (unit === null ? 'null' : textOff >= 0 ? J.str(unit) : q + unit + q)
+    s += J.storage + jnum(REC[o + R.STORAGE]!) + J.tariff + jnum(REC[o + R.TARIFF]!)
+    s += J.subunit + jnum(REC[o + R.SUBUNIT]!)
     const fn = FUNCS[REC[o + R.FUNC]!]
-    if (fn !== undefined) s += ',"function":"' + fn + '"'
-    if (REC[o + R.MOD]) s += ',"vife":"' + hex2(REC[o + R.VIFE0]! & 0xff) + '"'
-    if (dtype === D.INVALID) s += ',"invalid":true'
-    s += i === sel ? ',"selected":true}' : '}'
+    if (fn !== undefined) s += J.func + fn + q
+    if (REC[o + R.MOD]) s += J.vife + hex2(REC[o + R.VIFE0]! & 0xff) + q
+    if (dtype === D.INVALID) s += J.invalid
+    s += i === sel ? J.selected : '}'
   }
   return s + ']'
 }
 
 /** `JSON.stringify({ link: linkInfo(core), records: buildRecords(core) })`, built directly. */
 export function decodedJson(core: DecoderCore): string {
-  return '{"link":' + linkJson(core) + ',"records":' + recordsJson(core) + '}'
+  return PLAIN.link + linkJson(core, PLAIN) + PLAIN.records + recordsJson(core, PLAIN) + '}'
+}
+
+/** decodedJson as it reads inside a JSON string literal, written as such (no second pass). */
+export function decodedJsonInLiteral(core: DecoderCore): string {
+  return ESCAPED.link + linkJson(core, ESCAPED) + ESCAPED.records + recordsJson(core, ESCAPED) + '}'
 }
 
 export function identifierOf(core: DecoderCore): string {
@@ -454,6 +513,7 @@ export function outcomeOf(core: DecoderCore, code: number, hex = ''): TelegramOu
     const { value, unit } = selectedValue(core)
     const { rawFlags, statuses } = statusFlags(core.CTRL[S.ST]!, core.CTRL[S.ERRFLAGS]!)
     const records = { link: linkInfo(core), records: buildRecords(core) }
+    const rawPayload = JSON.stringify({ telegram: hex, decoded: records })
     return {
       status: 'ok',
       identifier: identifierOf(core),
@@ -461,7 +521,8 @@ export function outcomeOf(core: DecoderCore, code: number, hex = ''): TelegramOu
       unit,
       rawFlags,
       statuses,
-      rawPayload: JSON.stringify({ telegram: hex, decoded: records }),
+      rawPayload,
+      rawJson: JSON.stringify(rawPayload),
       records,
       fingerprint: fingerprintOf(core),
     }

@@ -1,16 +1,19 @@
 // Compact worker -> main thread result format: one transferable ArrayBuffer per
 // batch. Per telegram (8-byte aligned): Int32 header [code, reason, jsonLen, unit],
 // then for decoded telegrams Int32 [st, errFlags, hasId, id or wired address],
-// Float64 value, Int32 telegram fingerprint (+ 4 padding), and the stored raw payload as UTF-8 JSON text
-// (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`, padded to 8),
-// built in the worker. The main thread only slices that text into a string: it
-// never builds record objects (`records` is parsed out of the text on read).
+// Float64 value, Int32 telegram fingerprint (+ 4 padding), and the stored raw payload
+// (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`) as a UTF-8 JSON string
+// literal, padded to 8, built in the worker. The main thread only slices that literal into a
+// string, which the readings INSERT carries as it is: chDB reads a 2 KB payload given as a
+// string for ~12 CPU ms per 1,000 rows less than the same text given as an object
+// (docs/benchmarks.md, session 11). Nothing builds record objects (`rawPayload` and `records`
+// are parsed out of the literal on read).
 // After the telegrams: Int32 length, then the batch's compact-format events as JSON
 // (rare: a format new to the worker, or one it did not know).
 import type { DecoderCore } from './core.js'
 import { RC, REASONS, E, S } from './layout.js'
 import {
-  decodedJson,
+  decodedJsonInLiteral,
   fingerprintOf,
   printedId,
   selectedValue,
@@ -27,8 +30,10 @@ export const REASON_INTERNAL = 254
 const pad8 = (n: number) => (n + 7) & ~7
 
 const UNITS = [null, 'kwh', 'm3'] as const
-const PRE = Buffer.from('{"telegram":"', 'latin1')
-const MID = Buffer.from('","decoded":', 'latin1')
+// The literal's fixed parts: `"{\"telegram\":\"`, `\",\"decoded\":` and `}"`.
+const PRE = Buffer.from(JSON.stringify('{"telegram":"').slice(0, -1), 'latin1')
+const MID = Buffer.from(JSON.stringify('","decoded":').slice(1, -1), 'latin1')
+const END = Buffer.from('}"', 'latin1')
 const OK_HEAD = 16 + 16 + 8 + 8 // + Int32 fingerprint, padding
 
 /**
@@ -91,9 +96,11 @@ export class ResultWriter {
    */
   ok(core: DecoderCore, hex: Uint8Array): void {
     const { CTRL } = core
-    const decoded = decodedJson(core)
+    const decoded = decodedJsonInLiteral(core)
     // UTF-8 needs at most 2 bytes per char here (every char is < U+0100), 3 is safe anyway
-    this.ensure(OK_HEAD + PRE.length + hex.length + MID.length + 3 * decoded.length + 8)
+    this.ensure(
+      OK_HEAD + PRE.length + hex.length + MID.length + 3 * decoded.length + END.length + 8,
+    )
     const h = this.pos >> 2
     const { value, unit } = selectedValue(core)
     this.i32[h] = RC.OK
@@ -114,7 +121,8 @@ export class ResultWriter {
     this.u8.set(MID, p)
     p += MID.length
     p += this.b.write(decoded, p, 'utf8')
-    this.u8[p++] = 0x7d // }
+    this.u8.set(END, p)
+    p += END.length
     this.i32[h + 2] = p - start
     this.pos = start + pad8(p - start)
   }
@@ -137,7 +145,10 @@ function reasonText(code: number, reason: number): string {
   return REASONS[reason || E.NOT_DECODED] ?? 'undecodable'
 }
 
-/** An ok outcome read from the wire; `records` is parsed out of rawPayload on read (tests, back-compat). */
+/**
+ * An ok outcome read from the wire; `rawPayload` and `records` are parsed out of `rawJson` on
+ * read (tests, back-compat).
+ */
 class DecodedTelegram {
   readonly status = 'ok' as const
   constructor(
@@ -146,9 +157,13 @@ class DecodedTelegram {
     readonly unit: 'kwh' | 'm3' | null,
     readonly rawFlags: string[],
     readonly statuses: string[],
-    readonly rawPayload: string,
+    readonly rawJson: string,
     readonly fingerprint: number,
   ) {}
+
+  get rawPayload(): string {
+    return JSON.parse(this.rawJson) as string
+  }
 
   get records(): unknown {
     return (JSON.parse(this.rawPayload) as { decoded: unknown }).decoded

@@ -53,7 +53,11 @@ export interface PreparedItem {
   statuses: string[] | null
   /** A per-item outcome decided before admission (telegram outcomes). */
   rejection?: { status: ItemStatus; reason?: string }
-  /** JSON text of what the device sent, kept on the stored reading. */
+  /**
+   * What the device sent, kept on the stored reading, as the JSON value the readings INSERT
+   * carries: an object's JSON text (stored as that text), or for telegrams a string literal
+   * holding the text (written by the decoder worker: chDB reads it cheaper, decode/wire.ts).
+   */
   rawPayload: string
   /** Telegram awaiting decoding with the meter's key (if any). */
   telegram?: { hex: string; encrypted: boolean }
@@ -484,8 +488,8 @@ async function decodeTelegrams(
       it.readings = [{ kind: 'saldo', value: o.value, unit: o.unit }]
       it.rawFlags = o.rawFlags
       it.statuses = o.statuses
-      // final JSON text built by the decoder worker: {"telegram":hex,"decoded":{link,records}}
-      it.rawPayload = o.rawPayload
+      // {"telegram":hex,"decoded":{link,records}} as a string literal, built by the worker
+      it.rawPayload = o.rawJson
     } else if (o.status === 'invalid') {
       // inspectTelegram passed, so the frame is well formed; the decoder found more.
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }

@@ -1,13 +1,15 @@
 // The stored raw payload of a decoded telegram is built in the worker as JSON text
 // (decodedJson in telegram.ts, written straight into the result buffer by wire.ts). It must
 // be byte-identical to JSON.stringify({ telegram, decoded: { link, records } }) of the record
-// objects, for every vector and for fuzzed frames, and survive the UTF-8 trip to the main thread.
+// objects, for every vector and for fuzzed frames, and survive the UTF-8 trip to the main thread
+// as the JSON string literal the worker writes (escaped as it is built, not afterwards).
 import t from 'tap'
 import { DecoderPool, type TelegramJob } from '../../src/decode/pool.js'
 import { loadWasmCore } from '../../src/decode/core.js'
 import {
   buildRecords,
   decodedJson,
+  decodedJsonInLiteral,
   decodeTelegramSync,
   linkInfo,
   parseKey,
@@ -70,6 +72,10 @@ t.test('decodedJson equals JSON.stringify of linkInfo + buildRecords', async (t)
     const got = decodedJson(core)
     checked++
     if (got !== want && bad++ < 5) t.equal(got, want, j.hex)
+    // the same text, written escaped for the string literal the readings INSERT carries
+    const lit = decodedJsonInLiteral(core)
+    if (lit !== JSON.stringify(want).slice(1, -1) && bad++ < 5)
+      t.equal(lit, JSON.stringify(want).slice(1, -1), `in a literal: ${j.hex}`)
   }
   t.equal(bad, 0, `${checked} decoded frames compared`)
   t.ok(ok > 1000, `${ok} frames decoded`)
@@ -103,6 +109,8 @@ t.test('pool rawPayload = sync raw payload, records parsed on read', async (t) =
       if (/[^\x00-\x7f]/.test(want.rawPayload)) wide++
       const same =
         got.rawPayload === want.rawPayload &&
+        got.rawJson === JSON.stringify(want.rawPayload) &&
+        got.rawJson === want.rawJson &&
         got.rawPayload === JSON.stringify({ telegram: j.hex, decoded: want.records }) &&
         got.identifier === want.identifier &&
         Object.is(got.value, want.value) &&

@@ -3,6 +3,8 @@ import fs from 'node:fs'
 import t from 'tap'
 import { startTestServer } from '../helpers/server.js'
 import { statusCurrent } from '../../src/store/rollup-feed.js'
+import { loadWasmCore } from '../../src/decode/core.js'
+import { decodeTelegramSync } from '../../src/decode/telegram.js'
 
 const load = (f: string) =>
   fs
@@ -51,6 +53,11 @@ t.test(
     t.equal(row.canonical_unit, 'kwh')
     t.ok(Math.abs(row.canonical_value - 5249.17) < 1e-6, String(row.canonical_value))
     t.equal(JSON.parse(row.raw_payload).telegram, plain.telegram, 'raw telegram kept')
+    // sent to the store as a string literal (decode/wire.ts), stored as the decoder's text
+    const decoded = decodeTelegramSync(loadWasmCore(), plain.telegram, null)
+    t.equal(decoded.status, 'ok')
+    if (decoded.status === 'ok')
+      t.equal(row.raw_payload, decoded.rawPayload, 'stored byte for byte')
     const again = await report([tg(plain.telegram, 0)])
     t.equal(again.body.results[0].status, 'duplicate')
   },
