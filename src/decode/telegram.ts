@@ -335,7 +335,7 @@ function jnum(n: number): string {
 const jstr = JSON.stringify as (s: string) => string
 
 /** `s` as it reads inside a JSON string literal. */
-const inLiteral = (s: string) => jstr(s).slice(1, -1)
+export const inLiteral = (s: string) => jstr(s).slice(1, -1)
 
 /** The writer's constant pieces, and its JSON string writer, plain or escaped. */
 function fragments(f: (s: string) => string) {
@@ -458,14 +458,18 @@ function recordsJson(core: DecoderCore, J: Fragments): string {
   return s + ']'
 }
 
+function decodedWith(core: DecoderCore, J: Fragments): string {
+  return J.link + linkJson(core, J) + J.records + recordsJson(core, J) + '}'
+}
+
 /** `JSON.stringify({ link: linkInfo(core), records: buildRecords(core) })`, built directly. */
 export function decodedJson(core: DecoderCore): string {
-  return PLAIN.link + linkJson(core, PLAIN) + PLAIN.records + recordsJson(core, PLAIN) + '}'
+  return decodedWith(core, PLAIN)
 }
 
 /** decodedJson as it reads inside a JSON string literal, written as such (no second pass). */
 export function decodedJsonInLiteral(core: DecoderCore): string {
-  return ESCAPED.link + linkJson(core, ESCAPED) + ESCAPED.records + recordsJson(core, ESCAPED) + '}'
+  return decodedWith(core, ESCAPED)
 }
 
 export function identifierOf(core: DecoderCore): string {

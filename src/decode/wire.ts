@@ -15,6 +15,7 @@ import { RC, REASONS, E, S } from './layout.js'
 import {
   decodedJsonInLiteral,
   fingerprintOf,
+  inLiteral,
   printedId,
   selectedValue,
   statusFlags,
@@ -31,8 +32,8 @@ const pad8 = (n: number) => (n + 7) & ~7
 
 const UNITS = [null, 'kwh', 'm3'] as const
 // The literal's fixed parts: `"{\"telegram\":\"`, `\",\"decoded\":` and `}"`.
-const PRE = Buffer.from(JSON.stringify('{"telegram":"').slice(0, -1), 'latin1')
-const MID = Buffer.from(JSON.stringify('","decoded":').slice(1, -1), 'latin1')
+const PRE = Buffer.from('"' + inLiteral('{"telegram":"'), 'latin1')
+const MID = Buffer.from(inLiteral('","decoded":'), 'latin1')
 const END = Buffer.from('}"', 'latin1')
 const OK_HEAD = 16 + 16 + 8 + 8 // + Int32 fingerprint, padding
 
