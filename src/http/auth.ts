@@ -5,6 +5,7 @@ import crypto from 'node:crypto'
 import { apiError } from '../errors.js'
 import type { Coord } from '../coord/coord.js'
 import type { ApiToken, TenantRepo, User } from '../store/tenants.js'
+import { RefreshAhead } from './refresh-ahead.js'
 import type { HttpRequest } from './types.js'
 
 export type Scope = 'data:report' | 'data:read' | 'masterdata:write'
@@ -32,18 +33,21 @@ export function bearer(req: HttpRequest): string | null {
   return m ? m[1]! : null
 }
 
-/** Cached lookups expire quickly; explicit invalidation (also across instances) is immediate. */
+/** Cached look-ups are served for at most this long; explicit invalidation (also across instances) is immediate. */
 const CACHE_MS = 2000
 
 export class Authenticator {
-  private readonly tokens = new Map<string, { token: ApiToken | null; at: number }>()
-  private readonly users = new Map<number, { user: User | null; at: number }>()
+  private readonly tokens: RefreshAhead<string, ApiToken | null>
+  private readonly users: RefreshAhead<number, User | null>
 
   constructor(
-    private readonly tenants: TenantRepo,
+    tenants: TenantRepo,
     private readonly coord: Coord,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.tokens = new RefreshAhead((hash) => tenants.findTokenByHash(hash), CACHE_MS, now)
+    this.users = new RefreshAhead((id) => tenants.getUser(id), CACHE_MS, now)
+  }
 
   /** Drops cached tokens and users so a revocation or permission change applies at once. */
   invalidate(): void {
@@ -51,26 +55,10 @@ export class Authenticator {
     this.users.clear()
   }
 
-  private async token(hash: string): Promise<ApiToken | null> {
-    const c = this.tokens.get(hash)
-    if (c && this.now() - c.at < CACHE_MS) return c.token
-    const token = await this.tenants.findTokenByHash(hash)
-    this.tokens.set(hash, { token, at: this.now() })
-    return token
-  }
-
-  private async user(id: number): Promise<User | null> {
-    const c = this.users.get(id)
-    if (c && this.now() - c.at < CACHE_MS) return c.user
-    const user = await this.tenants.getUser(id)
-    this.users.set(id, { user, at: this.now() })
-    return user
-  }
-
   async authenticate(req: HttpRequest, need: AuthRequirement = {}): Promise<Principal> {
     const raw = bearer(req)
     if (!raw) throw apiError('Unauthenticated')
-    const token = await this.token(hashToken(raw))
+    const token = await this.tokens.get(hashToken(raw))
     if (
       !token ||
       token.revoked_at !== null ||
@@ -91,7 +79,7 @@ export class Authenticator {
     if (need.scope && !token.scopes.includes(need.scope))
       throw apiError('MissingScope', `This token lacks the ${need.scope} scope.`)
     if (need.groupsManage) {
-      const user = await this.user(token.user_id)
+      const user = await this.users.get(token.user_id)
       if (!user || !user.permissions.includes('groups.manage'))
         throw apiError(
           'Forbidden',

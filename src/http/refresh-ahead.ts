@@ -1,0 +1,73 @@
+// A cache of store look-ups that a request never waits for while it is used: an entry is
+// served for at most `maxAgeMs`, and once it is half that old the request that sees it starts
+// one load in the background and is served the entry it has. Under steady traffic a hot
+// entry is renewed before it expires, so no request pays for the store round trip (a chDB
+// look-up waits for a read session: ~100 ms under ingest load, every `maxAgeMs`, which was
+// the slowest request of a half-loaded gateway run). Only a missing or expired entry is
+// waited for, by one load that every request asking meanwhile shares.
+
+/** Entries kept before expired ones are swept (unknown bearer tokens are entries too). */
+const MAX_ENTRIES = 10_000
+
+export class RefreshAhead<K, V> {
+  private readonly entries = new Map<K, { value: V; at: number }>()
+  private readonly loading = new Map<K, Promise<V>>()
+  /** Bumped by `clear`: a load begun before it does not store what it read. */
+  private epoch = 0
+
+  constructor(
+    private readonly load: (key: K) => Promise<V>,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  get(key: K): Promise<V> {
+    const e = this.entries.get(key)
+    if (e) {
+      const age = this.now() - e.at
+      if (age < this.maxAgeMs) {
+        // A failed renewal leaves the entry to expire; the request then waits and sees the error.
+        if (age >= this.maxAgeMs / 2) this.fetch(key).catch(() => {})
+        return Promise.resolve(e.value)
+      }
+    }
+    return this.fetch(key)
+  }
+
+  /** Forgets every entry at once (a revocation), including loads still under way. */
+  clear(): void {
+    this.entries.clear()
+    this.loading.clear()
+    this.epoch++
+  }
+
+  private sweep(): void {
+    const now = this.now()
+    for (const [k, e] of this.entries) if (now - e.at >= this.maxAgeMs) this.entries.delete(k)
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear()
+  }
+
+  private fetch(key: K): Promise<V> {
+    const running = this.loading.get(key)
+    if (running) return running
+    const epoch = this.epoch
+    // The entry's age counts from before the read, so it never outlives `maxAgeMs` of truth.
+    const at = this.now()
+    const p = this.load(key).then(
+      (value) => {
+        if (this.epoch === epoch) {
+          if (this.entries.size >= MAX_ENTRIES) this.sweep()
+          this.entries.set(key, { value, at })
+          this.loading.delete(key)
+        }
+        return value
+      },
+      (err: unknown) => {
+        if (this.epoch === epoch) this.loading.delete(key)
+        throw err
+      },
+    )
+    this.loading.set(key, p)
+    return p
+  }
+}
