@@ -4,8 +4,8 @@
 import crypto from 'node:crypto'
 import { apiError } from '../errors.js'
 import type { Coord } from '../coord/coord.js'
+import { RefreshAhead } from '../coord/refresh-ahead.js'
 import type { ApiToken, TenantRepo, User } from '../store/tenants.js'
-import { RefreshAhead } from './refresh-ahead.js'
 import type { HttpRequest } from './types.js'
 
 export type Scope = 'data:report' | 'data:read' | 'masterdata:write'

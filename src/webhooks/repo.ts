@@ -4,6 +4,7 @@
 // caches of every instance through coord pub/sub.
 import crypto from 'node:crypto'
 import type { Coord } from '../coord/coord.js'
+import { RefreshAhead } from '../coord/refresh-ahead.js'
 import type { Store } from '../store/store.js'
 import { WebhookEndpointStore, type WebhookEndpointRow } from '../store/webhook-endpoints.js'
 import { compileMapping, type CompiledMapping, type MappingDef } from './mapping.js'
@@ -32,7 +33,7 @@ export const newEndpointId = () => crypto.randomBytes(18).toString('base64url')
 export const newWebhookToken = () => `mfwh_${crypto.randomBytes(24).toString('base64url')}`
 
 export class WebhookRepo {
-  private readonly cache = new Map<string, { ep: WebhookEndpoint | null; at: number }>()
+  private readonly cache: RefreshAhead<string, WebhookEndpoint | null>
   private readonly compiled = new Map<string, { version: number; mapping: CompiledMapping }>()
 
   private readonly rows: WebhookEndpointStore
@@ -40,22 +41,25 @@ export class WebhookRepo {
   constructor(
     store: Store,
     private readonly coord: Coord,
-    private readonly now: () => number,
+    now: () => number,
   ) {
     this.rows = new WebhookEndpointStore(store)
+    this.cache = new RefreshAhead(
+      async (id) => {
+        const r = await this.rows.get(id)
+        return r ? parsed(r) : null
+      },
+      CACHE_MS,
+      now,
+    )
   }
 
   async init(): Promise<void> {
     await this.coord.subscribe('webhooks', (id) => this.cache.delete(id))
   }
 
-  async get(id: string): Promise<WebhookEndpoint | null> {
-    const c = this.cache.get(id)
-    if (c && this.now() - c.at < CACHE_MS) return c.ep
-    const r = await this.rows.get(id)
-    const ep = r ? parsed(r) : null
-    this.cache.set(id, { ep, at: this.now() })
-    return ep
+  get(id: string): Promise<WebhookEndpoint | null> {
+    return this.cache.get(id)
   }
 
   async list(ws: number): Promise<WebhookEndpoint[]> {
@@ -65,7 +69,7 @@ export class WebhookRepo {
   async save(ep: Omit<WebhookEndpoint, 'version'>): Promise<WebhookEndpoint> {
     const version = await this.rows.save({ ...ep, mapping: JSON.stringify(ep.mapping) })
     const saved = { ...ep, version }
-    this.cache.set(ep.id, { ep: saved, at: this.now() })
+    this.cache.set(ep.id, saved)
     await this.coord.publish('webhooks', ep.id).catch(() => {})
     return saved
   }

@@ -1,7 +1,8 @@
-// The authenticator's cache (src/http/refresh-ahead.ts): a request waits for the store only
-// when an entry is missing or expired; a hot entry is renewed in the background.
+// The cache of tokens, users and webhook endpoints (src/coord/refresh-ahead.ts): a request
+// waits for the store only when an entry is missing or expired; a hot entry is renewed in the
+// background.
 import t from 'tap'
-import { RefreshAhead } from '../../src/http/refresh-ahead.js'
+import { RefreshAhead } from '../../src/coord/refresh-ahead.js'
 
 /** A loader whose calls are counted and answered by hand. */
 function loader() {
@@ -91,6 +92,21 @@ t.test('clear forgets entries and what loads begun before it read', async (t) =>
   t.equal(l.calls.length, 3, 'after clear, the next request loads again')
   l.calls[2]!.resolve('after')
   t.equal(await p, 'after', 'the renewal begun before clear was not kept')
+})
+
+t.test('set serves what was just stored; delete forgets a key and its load', async (t) => {
+  const { c, l, clock } = await primed()
+  clock.now = 1500
+  await c.get('k') // starts a renewal
+  c.set('k', 'saved')
+  l.calls[1]!.resolve('older')
+  await tick()
+  t.equal(await c.get('k'), 'saved', 'the renewal begun before set was not kept')
+  c.delete('k')
+  const p = c.get('k')
+  t.equal(l.calls.length, 3, 'deleted: the next request loads')
+  l.calls[2]!.resolve('fresh')
+  t.equal(await p, 'fresh')
 })
 
 t.test('unknown keys do not grow the cache without bound', async (t) => {
