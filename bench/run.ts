@@ -9,7 +9,7 @@ import { makeCtx, nearest, type Ctx } from './lib/context.js'
 import { cpuModel } from './lib/proc.js'
 import { round, table, withRatio, type ScenarioResult } from './lib/report.js'
 import { spreads, spreadTable } from './lib/spread.js'
-import { distIsFresh, RESULTS_DIR, serverNodeFlags } from './lib/server.js'
+import { RESULTS_DIR, serverNodeFlags, serverRuntime } from './lib/server.js'
 import { generic } from './scenarios/generic.js'
 import { httpCeiling } from './scenarios/http-ceiling.js'
 import { storageCeiling } from './scenarios/storage-ceiling.js'
@@ -213,9 +213,7 @@ const machine = {
   server: [
     'node',
     ...serverNodeFlags(),
-    process.env.BENCH_RUNTIME !== 'tsx' && distIsFresh()
-      ? 'dist/main.js'
-      : '--import tsx src/main.ts',
+    serverRuntime() === 'dist' ? 'dist/main.js' : '--import tsx src/main.ts',
   ].join(' '),
 }
 console.error(

@@ -64,7 +64,7 @@ export function serverNodeFlags(): string[] {
 export async function startServer(o: ServerOptions): Promise<BenchServer> {
   const dataDir = freshDir(o.name)
   const dist = path.join(ROOT, 'dist/main.js')
-  const runtime = distIsFresh() && process.env.BENCH_RUNTIME !== 'tsx' ? 'dist' : 'tsx'
+  const runtime = serverRuntime()
   const probeFile = path.join(dataDir, 'bench-probe.json')
   const gcModule =
     runtime === 'dist'
@@ -194,8 +194,19 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
   }
 }
 
+let runtime: 'dist' | 'tsx' | null = null
+
+/**
+ * How every server of this bench process runs, decided once at the first ask: dist/ when it
+ * is fresh (and BENCH_RUNTIME is not tsx), else src/ through tsx. Asked per server, an edit of
+ * src/ during a run switched the later servers to tsx, and one table mixed both runtimes.
+ */
+export function serverRuntime(): 'dist' | 'tsx' {
+  return (runtime ??= process.env.BENCH_RUNTIME !== 'tsx' && distIsFresh() ? 'dist' : 'tsx')
+}
+
 /** dist/main.js exists and no file under src/ is newer than it (a stale build would measure old code). */
-export function distIsFresh(): boolean {
+function distIsFresh(): boolean {
   const dist = path.join(ROOT, 'dist/main.js')
   if (!fs.existsSync(dist)) return false
   const built = fs.statSync(dist).mtimeMs
