@@ -110,15 +110,20 @@ const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
 
 /**
  * One JSONEachRow line, written by hand: this runs for every reading, and building an
- * object to hand to JSON.stringify cost more than the rest of the actor's turn.
+ * object to hand to JSON.stringify cost more than the rest of the actor's turn. Written in
+ * three pieces so the raw payload goes into the body as the string it already is: as one
+ * template the line was a new string holding a copy of it (2 KB for a telegram), made only
+ * to be encoded and dropped: a fifth of what a telegram turn allocated.
  */
-function rowLine(ws: number, meterId: number, r: RowOut): string {
-  return (
+function writeRow(out: BodyWriter, ws: number, meterId: number, r: RowOut): void {
+  out.text(
     `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}",` +
-    `"value":${num(r.value)},"unit":${str(r.unit)},"canonical_value":${num(r.canonicalValue)},` +
-    `"canonical_unit":${str(r.canonicalUnit)},"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
-    `"raw_payload":${r.rawJson},"ingested_at":"${r.ingestedAt}","version":${r.version}${r.statusJson}}\n`
+      `"value":${num(r.value)},"unit":${str(r.unit)},"canonical_value":${num(r.canonicalValue)},` +
+      `"canonical_unit":${str(r.canonicalUnit)},"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
+      `"raw_payload":`,
   )
+  out.text(r.rawJson)
+  out.text(`,"ingested_at":"${r.ingestedAt}","version":${r.version}${r.statusJson}}\n`)
 }
 
 /**
@@ -508,7 +513,7 @@ export class MeterActor {
 
   /** Phase 4, write (this turn's part): the readings rows as JSONEachRow lines, into `out`. */
   body(turn: Turn, out: BodyWriter): void {
-    for (const row of turn.rows) out.text(rowLine(turn.meter.workspace_id, turn.meter.id, row))
+    for (const row of turn.rows) writeRow(out, turn.meter.workspace_id, turn.meter.id, row)
   }
 
   /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */
