@@ -13,7 +13,7 @@ const MAX_ENTRIES = 10_000
 export class RefreshAhead<K, V> {
   private readonly entries = new Map<K, { value: V; at: number }>()
   private readonly loading = new Map<K, Promise<V>>()
-  /** Bumped by `clear`: a load begun before it does not store what it read. */
+  /** Bumped by `set`, `delete` and `clear`: a load begun before them does not store what it read. */
   private epoch = 0
 
   constructor(
@@ -67,17 +67,19 @@ export class RefreshAhead<K, V> {
     const epoch = this.epoch
     // The entry's age counts from before the read, so it never outlives `maxAgeMs` of truth.
     const at = this.now()
-    const p = this.load(key).then(
+    const p: Promise<V> = this.load(key).then(
       (value) => {
-        if (this.epoch === epoch) {
-          if (this.entries.size >= MAX_ENTRIES) this.sweep()
-          this.entries.set(key, { value, at })
+        if (this.loading.get(key) === p) {
           this.loading.delete(key)
+          if (this.epoch === epoch) {
+            if (this.entries.size >= MAX_ENTRIES) this.sweep()
+            this.entries.set(key, { value, at })
+          }
         }
         return value
       },
       (err: unknown) => {
-        if (this.epoch === epoch) this.loading.delete(key)
+        if (this.loading.get(key) === p) this.loading.delete(key)
         throw err
       },
     )

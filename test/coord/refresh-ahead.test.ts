@@ -109,6 +109,19 @@ t.test('set serves what was just stored; delete forgets a key and its load', asy
   t.equal(await p, 'fresh')
 })
 
+t.test('a load that ends after another key was deleted is not kept, and not reused', async (t) => {
+  const l = loader()
+  const c = new RefreshAhead(l.load, 2000, () => 0)
+  const a = c.get('a')
+  c.delete('b') // another key changed while 'a' was being read
+  l.calls[0]!.resolve('a1')
+  t.equal(await a, 'a1', 'the waiting request gets what was read')
+  const again = c.get('a')
+  t.equal(l.calls.length, 2, 'the next request loads again instead of reusing the ended load')
+  l.calls[1]!.resolve('a2')
+  t.equal(await again, 'a2')
+})
+
 t.test('unknown keys do not grow the cache without bound', async (t) => {
   let now = 0
   let loads = 0
