@@ -80,7 +80,8 @@ const KINDS: readonly Kind[] = ['consumption', 'saldo']
  * The window keeps the readings of the last WINDOW_SPAN_MS per kind (at most WINDOW_MAX,
  * at least NEIGHBOURHOOD): a reading that arrives up to that late, e.g. from a request that
  * overtook another or a gateway replaying hours of buffer, needs no store round trip.
- * About 250 bytes per reading held, ~1 KiB per meter besides (docs/benchmarks.md, "Memory per meter").
+ * About 250 bytes per reading held, ~1 KiB per meter besides (docs/benchmarks.md, "Memory
+ * per meter").
  */
 export const WINDOW_SPAN_MS = 6 * 3_600_000
 export const WINDOW_MAX = 256

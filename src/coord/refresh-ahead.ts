@@ -13,7 +13,7 @@ const MAX_ENTRIES = 10_000
 export class RefreshAhead<K, V> {
   private readonly entries = new Map<K, { value: V; at: number }>()
   private readonly loading = new Map<K, Promise<V>>()
-  /** Bumped by `set`, `delete` and `clear`: a load begun before them does not store what it read. */
+  /** Bumped by `set`, `delete` and `clear`: a load begun before them does not keep its value. */
   private epoch = 0
 
   constructor(

@@ -6,8 +6,8 @@
 // literal, padded to 8, built in the worker. The main thread only slices that literal into a
 // string, which the readings INSERT carries as it is: chDB reads a 2 KB payload given as a
 // string for ~12 CPU ms per 1,000 rows less than the same text given as an object
-// (docs/decoders.md; commit c44c735 has the measurements). Nothing builds record objects (`rawPayload` and `records`
-// are parsed out of the literal on read).
+// (docs/decoders.md; commit c44c735 has the measurements). Nothing builds record objects
+// (`rawPayload` and `records` are parsed out of the literal on read).
 // After the telegrams: Int32 length, then the batch's compact-format events as JSON
 // (rare: a format new to the worker, or one it did not know).
 import type { DecoderCore } from './core.js'

@@ -33,7 +33,10 @@ export function bearer(req: HttpRequest): string | null {
   return m ? m[1]! : null
 }
 
-/** Cached look-ups are served for at most this long; explicit invalidation (also across instances) is immediate. */
+/**
+ * Cached look-ups are served for at most this long; explicit invalidation (also across
+ * instances) is immediate.
+ */
 const CACHE_MS = 2000
 
 export class Authenticator {
