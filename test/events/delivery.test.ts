@@ -1,8 +1,13 @@
 // Outbound events end to end: a real server on its own chDB directory, a ManualClock for
 // retry delays, and real local HTTP receivers that verify signatures over the exact bytes.
 import crypto from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import t from 'tap'
+import { pino } from 'pino'
 import { ManualClock } from '../../src/clock.js'
+import { DeliveryEngine } from '../../src/events/engine.js'
+import { Mailer } from '../../src/events/mailer.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { startReceiver, type Received } from './receiver.js'
 
@@ -426,3 +431,76 @@ t.test('pending deliveries survive a restart', async (t) => {
     'log newest first',
   )
 })
+
+t.test(
+  'a backlog larger than a page: the next page follows this one, polls in between do not scan',
+  async (t) => {
+    // A receiver that holds its answers until told to answer.
+    const bodies: Buffer[] = []
+    const held: http.ServerResponse[] = []
+    let answering = false
+    const rx = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks))
+        if (answering) res.writeHead(204).end()
+        else held.push(res)
+      })
+    })
+    await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r))
+    t.teardown(() => rx.close())
+    const until = async (what: string, ok: () => boolean) => {
+      for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25))
+      if (!ok()) throw new Error(`timed out waiting until ${what}`)
+    }
+    const { workspaceId: ws } = await s.tenant()
+    const sub = await subscribe(ws, `http://127.0.0.1:${(rx.address() as AddressInfo).port}/hook`)
+    // Stored but never handed over: the engine of the server is stopped, so only scans find them.
+    await engine().stop()
+    for (let n = 0; n < 12; n++) await emit(ws, { n })
+    const { repo } = s.app.parts.events
+    let scans = 0
+    const counted = Object.create(repo) as typeof repo
+    counted.dueDeliveries = (...a) => (scans++, repo.dueDeliveries(...a))
+    const log = pino({ level: 'silent' })
+    const paged = new DeliveryEngine(
+      counted,
+      s.app.parts.tenants,
+      new Mailer(repo, clock, log),
+      s.app.parts.coord,
+      clock,
+      log,
+      {
+        retryDelaysMs: DELAYS,
+        timeoutMs: 60_000,
+        disableAfter: 2,
+        blockPrivate: false,
+        perTarget: 5,
+        pollMs: 1000,
+        rescanMs: 1e9,
+      },
+    )
+    t.teardown(() => paged.stop())
+    paged.start()
+    await until('the first attempt is held', () => held.length === 1)
+    // Poll periods pass while the first page is sent: its rows are all in flight, so a scan
+    // would only find them again.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1000)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    t.equal(scans, 1, 'no scan while the page is in flight')
+    answering = true
+    for (const r of held.splice(0)) r.writeHead(204).end()
+    await until('all twelve arrived', () => bodies.length >= 12)
+    await paged.idle()
+    t.same(
+      bodies.map((b) => JSON.parse(b.toString()).data.n).sort((a: number, b: number) => a - b),
+      Array.from({ length: 12 }, (_, n) => n),
+      'every delivery of the backlog arrived once',
+    )
+    t.equal(scans, 3, 'pages of 5, 5 and 2: one scan each')
+    t.ok((await deliveries(sub.id)).every((d: any) => d.status === 'delivered'))
+  },
+)
