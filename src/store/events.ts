@@ -2,7 +2,7 @@
 // (ReplacingMergeTree): every change inserts the whole row again with a higher version and
 // reads use FINAL, so a delivery's state is one row however often it was attempted.
 import { GroupCommit } from './group-commit.js'
-import { chTime, parseChTime, type Sql } from './sql.js'
+import { chTime, jsonOrNull, parseChTime, type Sql } from './sql.js'
 import type { Store } from './store.js'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
@@ -92,8 +92,6 @@ function mailFromRow(r: Record<string, any>): Mail {
 }
 
 const RESULT_LINGER_MS = 100
-
-const jsonOrNull = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
 
 /**
  * A delivery row as a JSONEachRow line, written by hand: every attempt stores its row again,

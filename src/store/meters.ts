@@ -4,7 +4,7 @@
 import { Exclusive } from '../coord/exclusive.js'
 import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
-import { chTime, isoFromCh, type Sql } from './sql.js'
+import { chTime, isoFromCh, jsonOrNull, numOrNull, type Sql } from './sql.js'
 import type { Store } from './store.js'
 
 export const LIFECYCLE_STATES = ['planned', 'active', 'inactive', 'removed', 'archived'] as const
@@ -85,15 +85,34 @@ function fromRow(r: Record<string, any>): Meter {
   }
 }
 
-function toRow(m: Meter, version: number, deleted = 0): Record<string, unknown> {
-  return {
-    ...m,
-    profile_needs_review: m.profile_needs_review ? 1 : 0,
-    lifecycle_changed_at: m.lifecycle_changed_at ? chTime(new Date(m.lifecycle_changed_at)) : null,
-    created_at: chTime(new Date(m.created_at)),
-    deleted,
-    version,
-  }
+/**
+ * A meter's row as a JSONEachRow line, written by hand: first contact writes one per new
+ * meter, and spreading each meter into a row object for JSON.stringify was 9 % of the
+ * ingest thread while 500-meter requests of new meters arrived (with its created_at
+ * formatted once per meter). `createdAt` is the created_at column, when the caller has it.
+ */
+function meterLine(
+  m: Meter,
+  version: number,
+  deleted = 0,
+  createdAt = chTime(new Date(m.created_at)),
+): string {
+  const changedAt = m.lifecycle_changed_at
+    ? `"${chTime(new Date(m.lifecycle_changed_at))}"`
+    : 'null'
+  return (
+    `{"workspace_id":${m.workspace_id},"id":${m.id},` +
+    `"meter_identifier":${JSON.stringify(m.meter_identifier)},"name":${jsonOrNull(m.name)},` +
+    `"unit":${jsonOrNull(m.unit)},"display_unit":${jsonOrNull(m.display_unit)},` +
+    `"group_id":${numOrNull(m.group_id)},"rollover_max":${numOrNull(m.rollover_max)},` +
+    `"expected_interval_minutes":${numOrNull(m.expected_interval_minutes)},` +
+    `"pulse_weight":${numOrNull(m.pulse_weight)},"pulse_unit":${jsonOrNull(m.pulse_unit)},` +
+    `"profile_key":${JSON.stringify(m.profile_key)},"profile_version":${m.profile_version},` +
+    `"profile_needs_review":${m.profile_needs_review ? 1 : 0},` +
+    `"lifecycle_state":${JSON.stringify(m.lifecycle_state)},"lifecycle_changed_at":${changedAt},` +
+    `"wmbus_key":${jsonOrNull(m.wmbus_key)},"created_at":"${createdAt}",` +
+    `"deleted":${deleted},"version":${version}}\n`
+  )
 }
 
 /** One createMany call waiting for (or served under) the workspace's admission lock. */
@@ -407,7 +426,9 @@ export class MeterRepo {
   private async insertNew(ws: number, idx: WorkspaceIndex, made: NewMeter[]): Promise<void> {
     const first = await this.store.nextIds('meters', made.length)
     const version = await this.store.sharedVersion()
-    const created_at = new Date().toISOString()
+    const now = new Date()
+    const created_at = now.toISOString()
+    const createdAt = chTime(now)
     const meters = made.map((f, i): Meter => ({
       ...f,
       id: first + i,
@@ -415,7 +436,7 @@ export class MeterRepo {
       created_at,
     }))
     let body = ''
-    for (const m of meters) body += JSON.stringify(toRow(m, version)) + '\n'
+    for (const m of meters) body += meterLine(m, version, 0, createdAt)
     await this.sql.insertJsonEachRow('meters', body)
     for (const m of meters) {
       idx.byIdentifier.set(m.meter_identifier, m)
@@ -427,7 +448,7 @@ export class MeterRepo {
   /** Stores a new version of the meter and updates every instance's index. */
   async save(m: Meter): Promise<void> {
     const version = await this.store.sharedVersion()
-    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, version)))
+    await this.sql.insertJsonEachRow('meters', meterLine(m, version))
     const idx = await this.index(m.workspace_id)
     const old = idx.byId.get(m.id)
     if (old && old.meter_identifier !== m.meter_identifier)
@@ -439,7 +460,7 @@ export class MeterRepo {
 
   async delete(m: Meter): Promise<void> {
     const version = await this.store.sharedVersion()
-    await this.sql.insertJsonEachRow('meters', JSON.stringify(toRow(m, version, 1)))
+    await this.sql.insertJsonEachRow('meters', meterLine(m, version, 1))
     const idx = await this.index(m.workspace_id)
     idx.byId.delete(m.id)
     idx.byIdentifier.delete(m.meter_identifier)

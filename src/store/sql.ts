@@ -28,6 +28,13 @@ export function jsonInsertSettings(opts: InsertOptions): Record<string, 0 | 1> {
   }
 }
 
+/** A JSON value for a nullable String column, in a JSONEachRow line written by hand. */
+export const jsonOrNull = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
+
+/** A JSON value for a nullable number column (a non-finite number stores as NULL, as JSON.stringify). */
+export const numOrNull = (v: number | null) =>
+  v === null || !Number.isFinite(v) ? 'null' : String(v)
+
 export interface Sql {
   /** Runs a SELECT and returns its rows (JSONEachRow; 64-bit integers arrive as strings). */
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>

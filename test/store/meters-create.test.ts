@@ -119,6 +119,37 @@ t.test('after the lock could not be had, the next call gets a turn of its own', 
   t.ok(r && 'meter' in r && r.created, 'created once the lease is free')
 })
 
+t.test('a meter with every field set reads back as saved (rows are written by hand)', async (t) => {
+  const [r] = await meters.createMany(7, [
+    newMeter('every "field" \\ ü', { name: 'Ke"ller', unit: 'kwh', profile_needs_review: false }),
+  ])
+  const made = (r as { meter: import('../../src/store/meters.js').Meter }).meter
+  const full = {
+    ...made,
+    display_unit: 'mwh',
+    group_id: 42,
+    rollover_max: 99999.5,
+    expected_interval_minutes: 15,
+    pulse_weight: 0.001,
+    pulse_unit: 'm3',
+    profile_key: 'wmbus_oms',
+    profile_version: 3,
+    lifecycle_state: 'inactive' as const,
+    lifecycle_changed_at: '2030-01-02T03:04:05.678Z',
+    wmbus_key: '00112233445566778899aabbccddeeff',
+  }
+  await meters.save(full)
+  // A repository of its own reads the rows anew.
+  const fresh = new MeterRepo(tmp.store, new MemoryCoord())
+  await fresh.init()
+  t.same(await fresh.byId(7, made.id), full, 'every field as saved')
+  const nulls = { ...full, name: null, unit: null, group_id: null, lifecycle_changed_at: null }
+  await meters.save(nulls)
+  const again = new MeterRepo(tmp.store, new MemoryCoord())
+  await again.init()
+  t.same(await again.byId(7, made.id), nulls, 'nulls as saved')
+})
+
 t.test('a failed INSERT fails only the calls naming its meters', async (t) => {
   // Last in this file: the table goes, so the INSERT fails in the store itself.
   await tmp.store.sql.exec('DROP TABLE meters')
