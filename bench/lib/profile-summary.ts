@@ -1,7 +1,9 @@
 // Summarises a V8 .cpuprofile written by `npm run bench -- --profile`: self time by function
 // and by file, optionally only over the last N seconds of the profile (the measured runs,
-// not start-up and the provisioning pass).
-//   node --import tsx bench/lib/profile-summary.ts FILE.cpuprofile [--last SECONDS] [--top N]
+// not start-up and the provisioning pass), and without its final M seconds (a measured
+// window followed by a drain: the provision row's `meter.created` backlog).
+//   node --import tsx bench/lib/profile-summary.ts FILE.cpuprofile [--last SECONDS]
+//     [--skip-last SECONDS] [--top N]
 import fs from 'node:fs'
 
 interface Node {
@@ -17,7 +19,7 @@ interface Profile {
   endTime: number
 }
 
-export function summarise(file: string, lastS = Infinity, top = 25): string {
+export function summarise(file: string, lastS = Infinity, top = 25, skipLastS = 0): string {
   const p = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   const parent = new Map<number, number>()
@@ -25,7 +27,8 @@ export function summarise(file: string, lastS = Infinity, top = 25): string {
   const times: number[] = []
   let t = p.startTime
   for (const d of p.timeDeltas) times.push((t += d))
-  const from = p.endTime - lastS * 1e6
+  const to = p.endTime - skipLastS * 1e6
+  const from = to - lastS * 1e6
   const self = new Map<string, number>()
   const files = new Map<string, number>()
   const incl = new Map<string, number>()
@@ -33,7 +36,7 @@ export function summarise(file: string, lastS = Infinity, top = 25): string {
   let idle = 0
   const short = (u: string) => u.replace(/^file:\/\/\/.*?\/(src|dist|bench|node_modules)\//, '$1/')
   for (let i = 0; i < p.samples.length; i++) {
-    if (times[i]! < from) continue
+    if (times[i]! < from || times[i]! > to) continue
     const dt = (p.timeDeltas[i + 1] ?? 0) / 1000
     const n = byId.get(p.samples[i]!)!
     const name = n.callFrame.functionName || '(anonymous)'
@@ -64,7 +67,7 @@ export function summarise(file: string, lastS = Infinity, top = 25): string {
       .map(([k, v]) => `${pct(v)}  ${v.toFixed(0).padStart(7)} ms  ${k}`)
       .join('\n')
   return [
-    `${file}: ${total.toFixed(0)} ms on CPU (idle ${idle.toFixed(0)} ms)${Number.isFinite(lastS) ? `, last ${lastS} s` : ''}`,
+    `${file}: ${total.toFixed(0)} ms on CPU (idle ${idle.toFixed(0)} ms)${Number.isFinite(lastS) ? `, last ${lastS} s` : ''}${skipLastS ? ` before the final ${skipLastS} s` : ''}`,
     '\nself time by function:',
     list(self, top),
     '\nself time by file:',
@@ -78,5 +81,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const a = process.argv.slice(2)
   const last = a.includes('--last') ? Number(a[a.indexOf('--last') + 1]) : Infinity
   const top = a.includes('--top') ? Number(a[a.indexOf('--top') + 1]) : 25
-  console.log(summarise(a[0]!, last, top))
+  const skip = a.includes('--skip-last') ? Number(a[a.indexOf('--skip-last') + 1]) : 0
+  console.log(summarise(a[0]!, last, top, skip))
 }
