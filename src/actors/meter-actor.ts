@@ -58,6 +58,11 @@ export interface ActorEnv {
   outbox: Outbox
   /** Per-meter mutual exclusion and change counter across instances (Redis); null alone. */
   locks: MeterLocks | null
+  /**
+   * True once for a meter this instance created that no actor has used yet
+   * (MeterRepo.takeUnused): its first actor needs no history, whichever request makes it.
+   */
+  takeUnused?: (meterId: number) => boolean
   now: () => number
 }
 

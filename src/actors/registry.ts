@@ -86,7 +86,10 @@ export class ActorRegistry {
     done: Joined['done'],
   ): void {
     let actor = this.actors.get(meter.id)
-    if (!actor) this.actors.set(meter.id, (actor = new MeterActor(meter, this.env, fresh)))
+    if (!actor) {
+      const unused = this.env.takeUnused?.(meter.id) ?? false
+      this.actors.set(meter.id, (actor = new MeterActor(meter, this.env, fresh || unused)))
+    }
     // Recency by a counter, not by re-inserting into the Map (a delete and a set per meter
     // of every request): eviction sorts, and runs once per 10 % of maxActors new actors.
     actor.lastUsed = ++this.clock
@@ -141,6 +144,8 @@ export class ActorRegistry {
 
   /** Forget a meter's cached state (exchange recorded, meter deleted, backfill). */
   forget(meterId: number): void {
+    // Rows were written apart from the actors: the meter's first actor must load them.
+    this.env.takeUnused?.(meterId)
     const a = this.actors.get(meterId)
     if (a && a.depth === 0) this.actors.delete(meterId)
     else a?.reset()

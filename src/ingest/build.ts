@@ -37,6 +37,7 @@ export async function buildIngest(
     history: new HistoryLoader(s.store.sql),
     outbox,
     locks: s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null,
+    takeUnused: (id) => s.meters.takeUnused(id),
     now: () => s.clock.now(),
   })
   const quarantine = new KeyQuarantine(

@@ -115,6 +115,9 @@ function meterLine(
   )
 }
 
+/** Meters remembered as created here and not yet used by an actor (MeterRepo.takeUnused). */
+const MAX_UNUSED = 100_000
+
 /** One createMany call waiting for (or served under) the workspace's admission lock. */
 interface Creation {
   list: NewMeter[]
@@ -137,6 +140,8 @@ export class MeterRepo {
   private readonly creating: Exclusive
   /** Per workspace: createMany calls queued for the next turn of the admission lock. */
   private readonly waiting = new Map<number, Creation[]>()
+  /** Meters created by this instance that no actor has used yet (takeUnused), oldest first. */
+  private readonly unused = new Set<number>()
 
   constructor(
     private readonly store: Store,
@@ -441,8 +446,25 @@ export class MeterRepo {
     for (const m of meters) {
       idx.byIdentifier.set(m.meter_identifier, m)
       idx.byId.set(m.id, m)
+      this.unused.add(m.id)
+    }
+    // Forgetting the oldest only costs their first actors a look-up in the store.
+    for (const id of this.unused) {
+      if (this.unused.size <= MAX_UNUSED) break
+      this.unused.delete(id)
     }
     await this.announce(ws)
+  }
+
+  /**
+   * Whether `id` was created by this instance and no actor has used it since (true once):
+   * then nothing is stored for it, and its first actor starts with an empty, complete
+   * window instead of asking the store. When 8 requests name the same 500 new meters, the
+   * ones served after the creating request used to load the history of every meter the
+   * creator's actors had not yet taken up (four queries over 500 meters, each time).
+   */
+  takeUnused(id: number): boolean {
+    return this.unused.delete(id)
   }
 
   /** Stores a new version of the meter and updates every instance's index. */

@@ -168,3 +168,24 @@ t.test('a failed write fails its requests, frees the actors, and the retry store
   )
   t.same(e.writes, [3], 'one write of the retried batch')
 })
+
+t.test(
+  'a meter created here and unused: its first actor needs no history, whoever makes it',
+  async (t) => {
+    const e = env()
+    const unused = new Set([1, 2])
+    const reg = new ActorRegistry({ ...e.env, takeUnused: (id) => unused.delete(id) }, 10)
+    // Another request created meter 1; this one (not fresh) makes its first actor. The stub
+    // store has no history to load: asking it would fail the turn.
+    t.same([...(await reg.handle(meter(1), [reading(0, 1)], false))], [[0, 'created']])
+    t.notOk(unused.has(1), 'taken by the first actor')
+    // Meter 2's rows were rewritten apart from the actors (a backfill): it must load them.
+    reg.forget(2)
+    const rewritten = await reg.handle(meter(2), [reading(0, 1)], false).catch((e) => e)
+    t.ok(rewritten instanceof Error, 'a forgotten meter asks the store')
+    // Meter 1's actor is evicted (least recently used); the next one asks the store.
+    for (let i = 3; i <= 12; i++) await reg.handle(meter(i), [reading(0, 1)], true)
+    const evicted = await reg.handle(meter(1), [reading(0, 2)], false).catch((e) => e)
+    t.ok(evicted instanceof Error, 'only the first actor of a meter is spared the store')
+  },
+)
