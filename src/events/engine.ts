@@ -85,8 +85,8 @@ export class DeliveryEngine implements Part {
   // something known is due (clock time), or every `rescanMs` (real time) for work another
   // instance scheduled and left behind.
   private nextDueAt = -Infinity
-  /** A backlog's next page is waiting for this one's attempts (nextPage). */
-  private paging = false
+  /** Targets whose next page waits for this one's attempts (nextPage). */
+  private readonly paging = new Set<number>()
   /** Retries scheduled while a scan runs; the scan's own answer may predate them. */
   private scheduledDuringScan = Infinity
   private lastScan = 0
@@ -150,7 +150,7 @@ export class DeliveryEngine implements Part {
     for (const d of rows) {
       if (this.inflight.size >= MAX_HELD) {
         // The rest is found by the next scan, page by page (or by the next page of one).
-        if (!this.paging) this.nextDueAt = -Infinity
+        if (this.paging.size === 0) this.nextDueAt = -Infinity
         return
       }
       if (this.wanted(d)) void this.dispatch(d, readAt)
@@ -188,25 +188,35 @@ export class DeliveryEngine implements Part {
   }
 
   /**
-   * A full page means more is due now: the next one is fetched once this page's attempts
-   * (sent now, or already running from the outbox's hand-over) have ended, not a poll period
-   * later (a page per period capped a backlog at 50/s), and not by a poll before that: such a
-   * scan reads the whole table (FINAL) only to find the attempts in flight again; a backlog
-   * of 60,000 `meter.created` took 218 of them, ~60 ms each.
+   * A full page of a target means more of it is due now: its next page is fetched once this
+   * page's attempts of that target (sent now, or already running from the outbox's
+   * hand-over) have ended, not a poll period later (a page per period capped a backlog at
+   * 50/s), and not by a poll before that: such a scan reads the whole table (FINAL) only to
+   * find the attempts in flight again; a backlog of 60,000 `meter.created` took 218 of them,
+   * ~60 ms each. Per target, so a slow one's page never holds back another's next.
    */
   private nextPage(page: readonly Delivery[]): void {
-    const running: Promise<number>[] = []
+    const bySub = new Map<number, Promise<number>[]>()
     for (const d of page) {
+      let running = bySub.get(d.subscription_id)
+      if (!running) bySub.set(d.subscription_id, (running = []))
       const p = this.inflight.get(d.id)
       if (p) running.push(p)
     }
-    // Nothing of it running: only stale rows came back; the timer polls again.
-    if (!running.length) return void (this.nextDueAt = -Infinity)
-    this.paging = true
-    void Promise.allSettled(running).then(() => {
-      this.paging = false
-      this.wake()
-    })
+    let chained = false
+    for (const [sub, running] of bySub) {
+      if (running.length < this.perTarget) continue
+      chained = true
+      // A scan while the page runs finds it again: one wake-up per page is enough.
+      if (this.paging.has(sub)) continue
+      this.paging.add(sub)
+      void Promise.allSettled(running).then(() => {
+        this.paging.delete(sub)
+        this.wake()
+      })
+    }
+    // No target's full page is running (stale rows came back): the timer polls again.
+    if (!chained) this.nextDueAt = -Infinity
   }
 
   /**

@@ -433,36 +433,40 @@ t.test('pending deliveries survive a restart', async (t) => {
 })
 
 t.test(
-  'a backlog larger than a page: the next page follows this one, polls in between do not scan',
+  "a backlog in pages: each target's next page follows its last, polls do not scan",
   async (t) => {
-    // A receiver that holds its answers until told to answer.
-    const bodies: Buffer[] = []
+    // Target a holds its answers until told to answer; target b answers at once.
+    const got = { a: [] as Buffer[], b: [] as Buffer[] }
     const held: http.ServerResponse[] = []
     let answering = false
-    const rx = http.createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        bodies.push(Buffer.concat(chunks))
-        if (answering) res.writeHead(204).end()
-        else held.push(res)
+    const receiver = async (name: 'a' | 'b') => {
+      const server = http.createServer((req, res) => {
+        const chunks: Buffer[] = []
+        req.on('data', (c: Buffer) => chunks.push(c))
+        req.on('end', () => {
+          got[name].push(Buffer.concat(chunks))
+          if (name === 'b' || answering) res.writeHead(204).end()
+          else held.push(res)
+        })
       })
-    })
-    await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r))
-    t.teardown(() => rx.close())
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+      t.teardown(() => server.close())
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+    }
     const until = async (what: string, ok: () => boolean) => {
       for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25))
       if (!ok()) throw new Error(`timed out waiting until ${what}`)
     }
     const { workspaceId: ws } = await s.tenant()
-    const sub = await subscribe(ws, `http://127.0.0.1:${(rx.address() as AddressInfo).port}/hook`)
+    const a = await subscribe(ws, await receiver('a'))
+    const b = await subscribe(ws, await receiver('b'))
     // Stored but never handed over: the engine of the server is stopped, so only scans find them.
     await engine().stop()
     for (let n = 0; n < 12; n++) await emit(ws, { n })
     const { repo } = s.app.parts.events
     let scans = 0
     const counted = Object.create(repo) as typeof repo
-    counted.dueDeliveries = (...a) => (scans++, repo.dueDeliveries(...a))
+    counted.dueDeliveries = (...args) => (scans++, repo.dueDeliveries(...args))
     const log = pino({ level: 'silent' })
     const paged = new DeliveryEngine(
       counted,
@@ -483,24 +487,25 @@ t.test(
     )
     t.teardown(() => paged.stop())
     paged.start()
-    await until('the first attempt is held', () => held.length === 1)
-    // Poll periods pass while the first page is sent: its rows are all in flight, so a scan
+    await until('b has all twelve', () => got.b.length >= 12)
+    t.equal(held.length, 1, 'while a still holds its first attempt')
+    // Poll periods pass while a's first page is held: its rows are all in flight, so a scan
     // would only find them again.
     for (let i = 0; i < 3; i++) {
       clock.advance(1000)
       await new Promise((r) => setTimeout(r, 50))
     }
-    t.equal(scans, 1, 'no scan while the page is in flight')
+    t.equal(scans, 3, "b's pages of 5, 5 and 2, one scan each; none for the polls")
     answering = true
     for (const r of held.splice(0)) r.writeHead(204).end()
-    await until('all twelve arrived', () => bodies.length >= 12)
+    await until('a has all twelve', () => got.a.length >= 12)
     await paged.idle()
-    t.same(
-      bodies.map((b) => JSON.parse(b.toString()).data.n).sort((a: number, b: number) => a - b),
-      Array.from({ length: 12 }, (_, n) => n),
-      'every delivery of the backlog arrived once',
-    )
-    t.equal(scans, 3, 'pages of 5, 5 and 2: one scan each')
-    t.ok((await deliveries(sub.id)).every((d: any) => d.status === 'delivered'))
+    const ns = (bodies: Buffer[]) =>
+      bodies.map((x) => JSON.parse(x.toString()).data.n).sort((x: number, y: number) => x - y)
+    const twelve = Array.from({ length: 12 }, (_, n) => n)
+    t.same([ns(got.a), ns(got.b)], [twelve, twelve], 'every delivery of both backlogs, once')
+    t.equal(scans, 5, "then a's next two pages, one scan each")
+    for (const sub of [a, b])
+      t.ok((await deliveries(sub.id)).every((d: any) => d.status === 'delivered'))
   },
 )
