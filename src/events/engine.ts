@@ -196,27 +196,26 @@ export class DeliveryEngine implements Part {
    * ~60 ms each. Per target, so a slow one's page never holds back another's next.
    */
   private nextPage(page: readonly Delivery[]): void {
-    const bySub = new Map<number, Promise<number>[]>()
+    const bySub = new Map<number, { rows: number; running: Promise<number>[] }>()
     for (const d of page) {
-      let running = bySub.get(d.subscription_id)
-      if (!running) bySub.set(d.subscription_id, (running = []))
+      let t = bySub.get(d.subscription_id)
+      if (!t) bySub.set(d.subscription_id, (t = { rows: 0, running: [] }))
+      t.rows++
       const p = this.inflight.get(d.id)
-      if (p) running.push(p)
+      if (p) t.running.push(p)
     }
-    let chained = false
-    for (const [sub, running] of bySub) {
-      if (running.length < this.perTarget) continue
-      chained = true
+    for (const [sub, { rows, running }] of bySub) {
+      if (rows < this.perTarget) continue
+      // Rows of a full page not running (stale copies came back): the timer polls again.
+      if (running.length < rows) this.nextDueAt = -Infinity
       // A scan while the page runs finds it again: one wake-up per page is enough.
-      if (this.paging.has(sub)) continue
+      if (!running.length || this.paging.has(sub)) continue
       this.paging.add(sub)
       void Promise.allSettled(running).then(() => {
         this.paging.delete(sub)
         this.wake()
       })
     }
-    // No target's full page is running (stale rows came back): the timer polls again.
-    if (!chained) this.nextDueAt = -Infinity
   }
 
   /**
