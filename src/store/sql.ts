@@ -31,7 +31,7 @@ export function jsonInsertSettings(opts: InsertOptions): Record<string, 0 | 1> {
 /** A JSON value for a nullable String column, in a JSONEachRow line written by hand. */
 export const jsonOrNull = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
 
-/** A JSON value for a nullable number column (a non-finite number stores as NULL, as JSON.stringify). */
+/** A JSON value for a nullable number column; a non-finite number is null, as in JSON.stringify. */
 export const numOrNull = (v: number | null) =>
   v === null || !Number.isFinite(v) ? 'null' : String(v)
 
