@@ -10,7 +10,7 @@ import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { STATUS_MARK } from '../store/rollup-feed.js'
 import type { BodyWriter } from '../store/body-writer.js'
-import { chTime } from '../store/sql.js'
+import { chTime, jsonOrNull, numOrNull } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
@@ -111,9 +111,6 @@ export interface RowOut {
   statusJson: string
 }
 
-const num = (v: number | null) => (v === null || !Number.isFinite(v) ? 'null' : String(v))
-const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
-
 /**
  * One JSONEachRow line, written by hand: this runs for every reading, and building an
  * object to hand to JSON.stringify cost more than the rest of the actor's turn. Written in
@@ -124,8 +121,9 @@ const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v))
 function writeRow(out: BodyWriter, ws: number, meterId: number, r: RowOut): void {
   out.text(
     `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}",` +
-      `"value":${num(r.value)},"unit":${str(r.unit)},"canonical_value":${num(r.canonicalValue)},` +
-      `"canonical_unit":${str(r.canonicalUnit)},"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
+      `"value":${numOrNull(r.value)},"unit":${jsonOrNull(r.unit)},` +
+      `"canonical_value":${numOrNull(r.canonicalValue)},"canonical_unit":${jsonOrNull(r.canonicalUnit)},` +
+      `"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
       `"raw_payload":`,
   )
   out.text(r.rawJson)
@@ -147,7 +145,7 @@ function statusColumns(status: ActorReading['status']): string {
  */
 function feedLine(ws: number, meterId: number, r: RowOut): string {
   const status = r.statusJson ? `,"version":${r.version}${r.statusJson}` : ''
-  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${num(r.canonicalValue)}${status}}\n`
+  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
 }
 
 /**

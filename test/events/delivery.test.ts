@@ -8,6 +8,7 @@ import { pino } from 'pino'
 import { ManualClock } from '../../src/clock.js'
 import { DeliveryEngine } from '../../src/events/engine.js'
 import { Mailer } from '../../src/events/mailer.js'
+import { until } from '../helpers/mosquitto.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { startReceiver, type Received } from './receiver.js'
 
@@ -453,10 +454,6 @@ t.test(
       t.teardown(() => server.close())
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
     }
-    const until = async (what: string, ok: () => boolean) => {
-      for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25))
-      if (!ok()) throw new Error(`timed out waiting until ${what}`)
-    }
     const { workspaceId: ws } = await s.tenant()
     const a = await subscribe(ws, await receiver('a'))
     const b = await subscribe(ws, await receiver('b'))
@@ -487,7 +484,7 @@ t.test(
     )
     t.teardown(() => paged.stop())
     paged.start()
-    await until('b has all twelve', () => got.b.length >= 12)
+    await until('b has all twelve', async () => got.b.length >= 12)
     t.equal(held.length, 1, 'while a still holds its first attempt')
     // Poll periods pass while a's first page is held: its rows are all in flight, so a scan
     // would only find them again.
@@ -498,7 +495,7 @@ t.test(
     t.equal(scans, 3, "b's pages of 5, 5 and 2, one scan each; none for the polls")
     answering = true
     for (const r of held.splice(0)) r.writeHead(204).end()
-    await until('a has all twelve', () => got.a.length >= 12)
+    await until('a has all twelve', async () => got.a.length >= 12)
     await paged.idle()
     const ns = (bodies: Buffer[]) =>
       bodies.map((x) => JSON.parse(x.toString()).data.n).sort((x: number, y: number) => x - y)
