@@ -62,7 +62,7 @@ export interface ActorEnv {
    * True once for a meter this instance created that no actor has used yet
    * (MeterRepo.takeUnused): its first actor needs no history, whichever request makes it.
    */
-  takeUnused?: (meterId: number) => boolean
+  takeUnused: (meterId: number) => boolean
   now: () => number
 }
 
@@ -199,7 +199,7 @@ export class MeterActor {
   private meter: Meter
   /** When the registry last handed this actor readings (its LRU order). */
   lastUsed = 0
-  /** Created by a request here, and no turn has begun yet: nothing of it is stored. */
+  /** Created here, unused by any actor before, and no turn has begun yet: nothing is stored. */
   fresh: boolean
   /** Change counter seen last under the meter's lock (cluster). */
   seen: number | null = null
@@ -221,7 +221,7 @@ export class MeterActor {
   constructor(
     meter: Meter,
     private readonly env: ActorEnv,
-    /** A meter created by this request has no history to load. */
+    /** A meter created here that no actor has used (ActorEnv.takeUnused): no history to load. */
     fresh: boolean,
   ) {
     this.meter = meter

@@ -18,8 +18,6 @@ import { runTurns, type BatchEntry } from './turns.js'
 export interface MeterReadings {
   meter: Meter
   readings: ActorReading[]
-  /** The meter was created by this request (no history to load). */
-  fresh: boolean
 }
 
 export type TurnResult = PromiseSettledResult<Map<number, ActorVerdict>>
@@ -51,13 +49,9 @@ export class ActorRegistry {
   }
 
   /** One meter's readings; resolves with their verdicts by ref once they are stored. */
-  handle(
-    meter: Meter,
-    readings: ActorReading[],
-    fresh: boolean,
-  ): Promise<Map<number, ActorVerdict>> {
+  handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
     return new Promise((resolve, reject) =>
-      this.enqueue(meter, readings, fresh, (v, err) => (v ? resolve(v) : reject(err))),
+      this.enqueue(meter, readings, (v, err) => (v ? resolve(v) : reject(err))),
     )
   }
 
@@ -71,7 +65,7 @@ export class ActorRegistry {
       let left = parts.length
       if (!left) return resolve(out)
       parts.forEach((p, i) =>
-        this.enqueue(p.meter, p.readings, p.fresh, (v, err) => {
+        this.enqueue(p.meter, p.readings, (v, err) => {
           out[i] = v ? { status: 'fulfilled', value: v } : { status: 'rejected', reason: err }
           if (--left === 0) resolve(out)
         }),
@@ -79,16 +73,13 @@ export class ActorRegistry {
     })
   }
 
-  private enqueue(
-    meter: Meter,
-    readings: ActorReading[],
-    fresh: boolean,
-    done: Joined['done'],
-  ): void {
+  private enqueue(meter: Meter, readings: ActorReading[], done: Joined['done']): void {
     let actor = this.actors.get(meter.id)
     if (!actor) {
-      const unused = this.env.takeUnused?.(meter.id) ?? false
-      this.actors.set(meter.id, (actor = new MeterActor(meter, this.env, fresh || unused)))
+      // A meter created here that no actor has used has nothing stored: whichever request
+      // reaches it first, its actor starts without asking the store for history.
+      const unused = this.env.takeUnused(meter.id)
+      this.actors.set(meter.id, (actor = new MeterActor(meter, this.env, unused)))
     }
     // Recency by a counter, not by re-inserting into the Map (a delete and a set per meter
     // of every request): eviction sorts, and runs once per 10 % of maxActors new actors.
@@ -145,7 +136,7 @@ export class ActorRegistry {
   /** Forget a meter's cached state (exchange recorded, meter deleted, backfill). */
   forget(meterId: number): void {
     // Rows were written apart from the actors: the meter's first actor must load them.
-    this.env.takeUnused?.(meterId)
+    this.env.takeUnused(meterId)
     const a = this.actors.get(meterId)
     if (a && a.depth === 0) this.actors.delete(meterId)
     else a?.reset()

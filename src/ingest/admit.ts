@@ -14,8 +14,6 @@ import { pulseReadings } from './pulses.js'
 export interface AdmittedItem {
   item: PreparedItem
   meter: Meter | null
-  /** The meter was created by this request (it has no history to load). */
-  created: boolean
   /** Readings to hand to the meter's actor; empty when rejected. */
   readings: PreparedReading[]
   rejection?: { status: ItemStatus; reason?: string }
@@ -120,38 +118,35 @@ export async function admitBatch(
       return {
         item: it,
         meter: null,
-        created: false,
         readings: [],
         rejection: { status: r.refused },
       }
-    const { meter, created } = r
+    const { meter } = r
     if (!isOperational(meter.lifecycle_state))
       return {
         item: it,
         meter,
-        created,
         readings: [],
         rejection: {
           status: 'rejected_meter_retired',
           reason: `meter is ${meter.lifecycle_state}`,
         },
       }
-    if (it.rejection) return { item: it, meter, created, readings: [], rejection: it.rejection }
+    if (it.rejection) return { item: it, meter, readings: [], rejection: it.rejection }
     if (it.pulse) {
       const readings = pulseReadings(meter, it.pulse)
       if (!readings)
         return {
           item: it,
           meter,
-          created,
           readings: [],
           rejection: {
             status: 'rejected_unconfigured',
             reason: 'meter has no pulse weight configured',
           },
         }
-      return { item: it, meter, created, readings }
+      return { item: it, meter, readings }
     }
-    return { item: it, meter, created, readings: it.readings }
+    return { item: it, meter, readings: it.readings }
   })
 }

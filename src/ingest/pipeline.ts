@@ -67,7 +67,6 @@ export class IngestPipeline implements Ingest {
       number,
       {
         meter: NonNullable<(typeof admitted)[number]['meter']>
-        fresh: boolean
         readings: ActorReading[]
       }
     >()
@@ -79,8 +78,7 @@ export class IngestPipeline implements Ingest {
           ? { rawFlags: a.item.rawFlags, statuses: mapStatuses(a.item) }
           : null
       let group = perMeter.get(a.meter.id)
-      if (!group)
-        perMeter.set(a.meter.id, (group = { meter: a.meter, fresh: a.created, readings: [] }))
+      if (!group) perMeter.set(a.meter.id, (group = { meter: a.meter, readings: [] }))
       a.readings.forEach((r, j) => {
         owner.push(idx)
         group!.readings.push({

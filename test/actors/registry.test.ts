@@ -11,6 +11,8 @@ const T0 = Date.UTC(2026, 0, 1)
 
 function env() {
   const writes: number[] = []
+  /** Meters created here that no actor has used yet (MeterRepo.takeUnused). */
+  const unused = new Set<number>()
   let release: (() => void) | null = null
   let hold = false
   let v = 0
@@ -30,11 +32,15 @@ function env() {
     history: {},
     outbox: { emit: async () => {}, emitMany: async () => {} },
     locks: null,
+    takeUnused: (id: number) => unused.delete(id),
     now: () => T0,
   } as unknown as ActorEnv
   return {
     env: e,
     writes,
+    /** A meter as a request here has just created it: nothing of it is stored. */
+    created: (id: number) => (unused.add(id), meter(id)),
+    unused,
     hold: (on: boolean) => (hold = on),
     release: () => release?.(),
   }
@@ -61,9 +67,8 @@ t.test('the meters of one request are one batch: one readings write', async (t) 
   const e = env()
   const reg = new ActorRegistry(e.env)
   const parts = Array.from({ length: 50 }, (_, i) => ({
-    meter: meter(i + 1),
+    meter: e.created(i + 1),
     readings: [reading(i, 1)],
-    fresh: true,
   }))
   const res = await reg.handleMany(parts)
   t.equal(res.length, 50)
@@ -78,14 +83,14 @@ t.test('the meters of one request are one batch: one readings write', async (t) 
 t.test('requests arriving during a turn share the next one', async (t) => {
   const e = env()
   const reg = new ActorRegistry(e.env)
-  const m = meter(1)
+  const m = e.created(1)
   e.hold(true)
-  const first = reg.handle(m, [reading(0, 1)], true)
+  const first = reg.handle(m, [reading(0, 1)])
   await new Promise((r) => setImmediate(r))
   t.equal(reg.depth(), 1, 'one turn running')
   e.hold(false)
-  const second = reg.handle(m, [reading(0, 2)], false)
-  const third = reg.handle(m, [reading(0, 2), reading(1, 3)], false)
+  const second = reg.handle(m, [reading(0, 2)])
+  const third = reg.handle(m, [reading(0, 2), reading(1, 3)])
   t.equal(reg.depth(), 2, 'running + one waiting turn')
   e.release()
   const [a, b, c] = await Promise.all([first, second, third])
@@ -102,16 +107,16 @@ t.test('requests arriving during a turn share the next one', async (t) => {
 t.test('eviction drops the least recently used idle actors', async (t) => {
   const e = env()
   const reg = new ActorRegistry(e.env, 10)
-  for (let i = 1; i <= 10; i++) await reg.handle(meter(i), [reading(0, 1)], true)
+  for (let i = 1; i <= 10; i++) await reg.handle(e.created(i), [reading(0, 1)])
   // meter 1 is used again: now the most recent
-  await reg.handle(meter(1), [reading(0, 2)], false)
-  await reg.handle(meter(11), [reading(0, 1)], true)
+  await reg.handle(meter(1), [reading(0, 2)])
+  await reg.handle(e.created(11), [reading(0, 1)])
   t.equal(reg.size, 9, 'down to 90 %')
   // Meter 1 kept its window: a repeat of its reading is a duplicate without the store
   // (the stub has no history to load: an evicted actor would fail here).
-  const again = await reg.handle(meter(1), [reading(0, 2)], false)
+  const again = await reg.handle(meter(1), [reading(0, 2)])
   t.same([...again], [[0, 'duplicate']])
-  const gone = await reg.handle(meter(2), [reading(0, 1)], false).catch((e) => e)
+  const gone = await reg.handle(meter(2), [reading(0, 1)]).catch((e) => e)
   t.ok(gone instanceof Error, 'meter 2 (least recent) was evicted and reloads')
 })
 
@@ -120,15 +125,15 @@ t.test('windows past the readings budget are evicted, least recently used first'
   // 10 actors at most, 30 readings held at most; the budget is checked every 10 handles.
   const reg = new ActorRegistry(e.env, 10, 30)
   const five = (m: number) => Array.from({ length: 5 }, (_, k) => reading(k, m * 10 + k))
-  for (let i = 1; i <= 9; i++) await reg.handle(meter(i), five(i), true)
+  for (let i = 1; i <= 9; i++) await reg.handle(e.created(i), five(i))
   t.equal(reg.size, 9, 'nine windows of 5: 45 readings held, not yet checked')
   // The 10th handle checks the budget: 45 > 30, so the oldest idle windows go until at most
   // 90 % of it (27) is held.
-  await reg.handle(meter(10), five(10), true)
+  await reg.handle(e.created(10), five(10))
   t.equal(reg.size, 6, 'meters 1-4 evicted: 25 readings held before meter 10 was added')
-  const kept = await reg.handle(meter(9), [reading(0, 90)], false)
+  const kept = await reg.handle(meter(9), [reading(0, 90)])
   t.same([...kept], [[0, 'duplicate']], 'meter 9 (recent) kept its window: no store look-up')
-  const gone = await reg.handle(meter(1), [reading(0, 10)], false).catch((err) => err)
+  const gone = await reg.handle(meter(1), [reading(0, 10)]).catch((err) => err)
   t.ok(gone instanceof Error, 'meter 1 (oldest) was evicted and would reload from the store')
 })
 
@@ -142,9 +147,8 @@ t.test('a failed write fails its requests, frees the actors, and the retry store
   }
   const reg = new ActorRegistry(e.env)
   const parts = [1, 2, 3].map((id) => ({
-    meter: meter(id),
+    meter: e.created(id),
     readings: [reading(0, 1)],
-    fresh: true,
   }))
   const res = await reg.handleMany(parts)
   t.ok(res.every((r) => r.status === 'rejected' && /disk full/.test(String(r.reason))))
@@ -173,19 +177,20 @@ t.test(
   'a meter created here and unused: its first actor needs no history, whoever makes it',
   async (t) => {
     const e = env()
-    const unused = new Set([1, 2])
-    const reg = new ActorRegistry({ ...e.env, takeUnused: (id) => unused.delete(id) }, 10)
-    // Another request created meter 1; this one (not fresh) makes its first actor. The stub
-    // store has no history to load: asking it would fail the turn.
-    t.same([...(await reg.handle(meter(1), [reading(0, 1)], false))], [[0, 'created']])
-    t.notOk(unused.has(1), 'taken by the first actor')
+    const one = e.created(1)
+    e.created(2)
+    const reg = new ActorRegistry(e.env, 10)
+    // Meters 1 and 2 were created here. The stub store has no history to load: asking it
+    // would fail the turn.
+    t.same([...(await reg.handle(one, [reading(0, 1)]))], [[0, 'created']])
+    t.notOk(e.unused.has(1), 'taken by the first actor')
     // Meter 2's rows were rewritten apart from the actors (a backfill): it must load them.
     reg.forget(2)
-    const rewritten = await reg.handle(meter(2), [reading(0, 1)], false).catch((e) => e)
+    const rewritten = await reg.handle(meter(2), [reading(0, 1)]).catch((e) => e)
     t.ok(rewritten instanceof Error, 'a forgotten meter asks the store')
     // Meter 1's actor is evicted (least recently used); the next one asks the store.
-    for (let i = 3; i <= 12; i++) await reg.handle(meter(i), [reading(0, 1)], true)
-    const evicted = await reg.handle(meter(1), [reading(0, 2)], false).catch((e) => e)
+    for (let i = 3; i <= 12; i++) await reg.handle(e.created(i), [reading(0, 1)])
+    const evicted = await reg.handle(meter(1), [reading(0, 2)]).catch((e) => e)
     t.ok(evicted instanceof Error, 'only the first actor of a meter is spared the store')
   },
 )

@@ -48,6 +48,7 @@ if (!redisAvailable({ own: true })) {
       history: new HistoryLoader(store.sql),
       outbox: new MemoryOutbox(),
       locks: new CoordMeterLocks(coord2),
+      takeUnused: (id) => meters2.takeUnused(id),
       now: () => Date.now(),
     }),
     now: () => Date.now(),
