@@ -5,24 +5,27 @@
 // moving forward across clients, every 10th reading 3 h late); and first contact, where all
 // four clients name the same new meters in every batch (each must exist once afterwards); and
 // device status, where every reading carries a status report (each acknowledged one must be
-// in status_reports after the restart: embedded, they reach it after their readings).
+// in status_reports after the restart: embedded, they reach it after their readings); and
+// wM-Bus gateways, one plain telegram per meter per request, decoded in the worker pool.
 import fs from 'node:fs'
 import t from 'tap'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { request, tmpDataDir } from '../helpers/server.js'
 import { startProc } from '../helpers/proc.js'
+import { fullFrame } from '../helpers/wmbus.js'
 
 const ADMIN = 'kill9-admin-token-0123456789'
 const T0 = Date.UTC(2025, 0, 1)
 const MIN = 60_000
 
 interface Reading {
-  meter: string
+  /** Absent for telegrams: their link layer names the meter. */
+  meter?: string
   kind?: 'saldo'
   value?: number
   unit?: 'kwh'
   profile?: string
-  payload?: { value: number; status: string[] }
+  payload?: { value: number; status: string[] } | { telegram: string }
   recorded_at: string
 }
 const reading = (meter: string, at: number, value: number): Reading => ({
@@ -32,6 +35,11 @@ const reading = (meter: string, at: number, value: number): Reading => ({
   unit: 'kwh',
   recorded_at: new Date(at).toISOString(),
 })
+
+/** The meter an item reports for: named, or a telegram's link-layer identifier (BCD, LE). */
+const meterOf = (it: Reading) =>
+  it.meter ??
+  (it.payload as { telegram: string }).telegram.slice(8, 16).match(/../g)!.reverse().join('')
 
 /** Batch `b` of client `c`, per profile. */
 const PROFILES: Record<string, (c: number, b: number) => Reading[]> = {
@@ -52,6 +60,12 @@ const PROFILES: Record<string, (c: number, b: number) => Reading[]> = {
       profile: 'statused',
       payload: { value: b * 50 + i, status: (b + i) % 3 ? [] : ['LK'] },
       recorded_at: new Date(T0 + (b * 50 + i) * MIN).toISOString(),
+    })),
+  'telegrams, one per meter per request': (c, b) =>
+    Array.from({ length: 25 }, (_, i) => ({
+      profile: 'wmbus_oms',
+      payload: { telegram: fullFrame(10_000_000 + c * 100 + i, b * 10 + i) },
+      recorded_at: new Date(T0 + b * MIN).toISOString(),
     })),
 }
 
@@ -98,10 +112,11 @@ for (const [name, batch] of Object.entries(PROFILES))
         // A duplicate is acknowledged too: it says the reading is stored.
         r.body.results.forEach((x: { status: string }, i: number) => {
           const it = readings[i]!
-          named.add(it.meter)
+          const m = meterOf(it)
+          named.add(m)
           if (x.status === 'created' || x.status === 'duplicate') {
-            acked.add(`${it.meter}|${it.recorded_at}`)
-            if (it.payload) reported.add(`${it.meter}|${it.recorded_at}`)
+            acked.add(`${m}|${it.recorded_at}`)
+            if (it.payload && 'status' in it.payload) reported.add(`${m}|${it.recorded_at}`)
           }
         })
       }
