@@ -34,6 +34,7 @@ interface Entry extends ValidPoint {
 }
 
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
+const other = (k: Kind): Kind => (k === 'saldo' ? 'consumption' : 'saldo')
 
 function copy(r: TimelineReading): TimelineReading {
   return { ...r, flags: [...r.flags] }
@@ -217,6 +218,12 @@ export class MeterTimeline {
     return dropped
   }
 
+  /** recorded_at of the newest valid reading of `kind`; -Infinity when there is none. */
+  private lastValidAt(kind: Kind): number {
+    const arr = this.valid[kind]
+    return arr.length ? arr[arr.length - 1]!.t : -Infinity
+  }
+
   /** intervalRate of `kind` by index, from each entry's kept rate. */
   private rateOf(kind: Kind): (j: number) => number | null {
     const a = this.valid[kind]
@@ -256,6 +263,11 @@ export class MeterTimeline {
     // The next reading's interval now starts here.
     if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
     r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, this.rateOf(kind)))
+    // Later than every valid reading of both kinds (a meter reporting in order): no reading
+    // follows it, so no rule of another reading can look back at it. The common case skips
+    // the search below.
+    if (i === arr.length - 1 && this.lastValidAt(other(kind)) < t)
+      return { duplicate: false, flags: [...r.flags], changed: [] }
     const rateOf = (k: Kind) => this.rateOf(k)
 
     // Which families of which other readings can depend on the new reading.

@@ -61,6 +61,10 @@ export function isImplausibleRate(i: number, rateAt: (j: number) => number | nul
     if (rj !== null && rj > 0) {
       positives++
       if (rj > baseline) baseline = rj
+      // Both only grow from here: once enough rates are in and r is within the bound, no
+      // older interval can make it implausible. A plausible rate (nearly every reading)
+      // stops after a few intervals instead of reading all RATE_WINDOW.
+      if (positives >= RATE_MIN_POSITIVE && r <= RATE_FACTOR * baseline) return false
     }
   }
   if (positives < RATE_MIN_POSITIVE) return false
