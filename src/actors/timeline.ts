@@ -83,8 +83,11 @@ export class MeterTimeline {
   }
 
   has(kind: Kind, t: number): boolean {
-    if (this.invalid[kind].has(t)) return true
+    const inv = this.invalid[kind]
+    if (inv.size > 0 && inv.has(t)) return true
     const arr = this.valid[kind]
+    // Past the newest (a reading in order): no search.
+    if (arr.length === 0 || t > arr[arr.length - 1]!.t) return false
     const i = lowerBound(arr, t)
     return i < arr.length && arr[i]!.t === t
   }

@@ -55,6 +55,8 @@ export interface ValidPoint {
 }
 
 export function sortFlags(flags: Iterable<QualityFlag>): QualityFlag[] {
+  // None or one (nearly every reading): in order already, without a Set and a pass per call.
+  if (Array.isArray(flags) && flags.length < 2) return flags.slice()
   const set = new Set(flags)
   return FLAG_ORDER.filter((f) => set.has(f))
 }
