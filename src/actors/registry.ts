@@ -32,7 +32,7 @@ export class ActorRegistry {
   constructor(
     readonly env: ActorEnv,
     private readonly maxActors = 20_000,
-    // ~200 bytes per reading held (measured): 2 M readings ≈ 400 MB of windows. Windows of
+    // ~100 bytes per reading held (measured): 2 M readings ≈ 200 MB of windows. Windows of
     // dense meters (1-minute data keeps up to 2 × 256) hit this before the actor count.
     private readonly maxReadings = 2_000_000,
   ) {}

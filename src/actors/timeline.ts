@@ -23,8 +23,15 @@ import {
 export { computeFlags } from './quality/index.js'
 export type { Kind, MeterQualityContext, QualityFlag, TimelineReading } from './quality/index.js'
 
+/**
+ * A valid reading held in the window: its kind is the list it is in, its canonical value is
+ * `v`, and it has no unit mismatch, so nothing else is kept (one object per held reading;
+ * a TimelineReading beside it was a second, and its flags array a third, all for the GC to
+ * trace). The TimelineReading is made when asked (`reading`).
+ */
 interface Entry extends ValidPoint {
-  r: TimelineReading
+  /** Sorted; NO_FLAGS when none (shared, never changed: a new array replaces it). */
+  flags: readonly QualityFlag[]
   /**
    * Rate of the interval ending here (intervalRate), kept while its predecessor is the
    * same; undefined until asked. Every insert asks the RATE_WINDOW rates before it: an
@@ -38,6 +45,14 @@ const other = (k: Kind): Kind => (k === 'saldo' ? 'consumption' : 'saldo')
 
 function copy(r: TimelineReading): TimelineReading {
   return { ...r, flags: [...r.flags] }
+}
+
+const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
+const held = (flags: readonly QualityFlag[]) => (flags.length ? flags : NO_FLAGS)
+
+/** A valid entry of `kind` as a reading (a copy). */
+function reading(kind: Kind, e: Entry): TimelineReading {
+  return { kind, recordedAt: e.t, canonicalValue: e.v, unitMismatch: false, flags: [...e.flags] }
 }
 
 /**
@@ -70,14 +85,14 @@ export class MeterTimeline {
   load(readings: TimelineReading[]): void {
     for (const r of readings) {
       if (this.has(r.kind, r.recordedAt)) continue
-      const rr = copy(r)
-      if (!isValid(rr)) {
-        this.invalid[rr.kind].set(rr.recordedAt, rr)
+      if (!isValid(r)) {
+        this.invalid[r.kind].set(r.recordedAt, copy(r))
         continue
       }
-      const arr = this.valid[rr.kind]
-      const i = lowerBound(arr, rr.recordedAt)
-      arr.splice(i, 0, { t: rr.recordedAt, v: rr.canonicalValue as number, r: rr, rate: undefined })
+      const arr = this.valid[r.kind]
+      const i = lowerBound(arr, r.recordedAt)
+      const flags = r.flags.length ? [...r.flags] : NO_FLAGS
+      arr.splice(i, 0, { t: r.recordedAt, v: r.canonicalValue as number, flags, rate: undefined })
       if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
     }
   }
@@ -98,14 +113,14 @@ export class MeterTimeline {
     if (inv) return copy(inv)
     const arr = this.valid[kind]
     const i = lowerBound(arr, t)
-    return i < arr.length && arr[i]!.t === t ? copy(arr[i]!.r) : undefined
+    return i < arr.length && arr[i]!.t === t ? reading(kind, arr[i]!) : undefined
   }
 
   /** All readings in the window, ordered by recordedAt (consumption before saldo at equal times), as copies. */
   readings(): TimelineReading[] {
     const all: TimelineReading[] = []
     for (const kind of KINDS) {
-      for (const e of this.valid[kind]) all.push(copy(e.r))
+      for (const e of this.valid[kind]) all.push(reading(kind, e))
       for (const r of this.invalid[kind].values()) all.push(copy(r))
     }
     return all.sort(
@@ -245,16 +260,9 @@ export class MeterTimeline {
   ): { duplicate: true } | { duplicate: false; flags: QualityFlag[]; changed: TimelineReading[] } {
     const { kind, recordedAt: t } = input
     if (this.has(kind, t)) return { duplicate: true }
-    const r: TimelineReading = {
-      kind,
-      recordedAt: t,
-      canonicalValue: input.canonicalValue,
-      unitMismatch: input.unitMismatch,
-      flags: [],
-    }
-    if (!isValid(r)) {
+    if (!isValid(input)) {
       // Invisible to every other rule: nothing else can change.
-      r.flags = sortFlags(unitFlags(r))
+      const r: TimelineReading = { ...input, flags: sortFlags(unitFlags(input)) }
       this.invalid[kind].set(t, r)
       return { duplicate: false, flags: [...r.flags], changed: [] }
     }
@@ -262,36 +270,39 @@ export class MeterTimeline {
     const view: QualityView = this.valid
     const arr = this.valid[kind]
     const i = lowerBound(arr, t)
-    arr.splice(i, 0, { t, v: r.canonicalValue as number, r, rate: undefined })
+    const entry: Entry = { t, v: input.canonicalValue as number, flags: NO_FLAGS, rate: undefined }
+    arr.splice(i, 0, entry)
     // The next reading's interval now starts here.
     if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
-    r.flags = sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, this.rateOf(kind)))
+    entry.flags = held(
+      sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, this.rateOf(kind))),
+    )
     // Later than every valid reading of both kinds (a meter reporting in order): no reading
     // follows it, so no rule of another reading can look back at it. The common case skips
     // the search below.
     if (i === arr.length - 1 && this.lastValidAt(other(kind)) < t)
-      return { duplicate: false, flags: [...r.flags], changed: [] }
+      return { duplicate: false, flags: [...entry.flags], changed: [] }
     const rateOf = (k: Kind) => this.rateOf(k)
 
-    // Which families of which other readings can depend on the new reading.
-    const affected = new Map<Entry, Set<Family>>()
-    const mark = (e: Entry | undefined, fam: Family) => {
+    // Which families of which other readings (by their kind) can depend on the new reading.
+    const affected = new Map<Entry, { kind: Kind; fams: Set<Family> }>()
+    const mark = (k: Kind, e: Entry | undefined, fam: Family) => {
       if (!e) return
-      let s = affected.get(e)
-      if (!s) affected.set(e, (s = new Set()))
-      s.add(fam)
+      let a = affected.get(e)
+      if (!a) affected.set(e, (a = { kind: k, fams: new Set() }))
+      a.fams.add(fam)
     }
     // Rate: the next RATE_WINDOW + 1 readings of the same kind (their interval or baseline window).
-    for (let j = i + 1; j <= i + RATE_WINDOW + 1 && j < arr.length; j++) mark(arr[j], 'rate')
+    for (let j = i + 1; j <= i + RATE_WINDOW + 1 && j < arr.length; j++) mark(kind, arr[j], 'rate')
     const saldo = this.valid.saldo
     if (kind === 'saldo') {
       // The next saldo's step and mismatch pair now start at t.
-      mark(saldo[i + 1], 'step')
-      mark(saldo[i + 1], 'mismatch')
+      mark('saldo', saldo[i + 1], 'step')
+      mark('saldo', saldo[i + 1], 'mismatch')
     } else {
       // Saldo pairs (a, b] with a < t <= b, and the pair starting at a saldo at t.
-      mark(saldo[lowerBound(saldo, t)], 'mismatch')
-      mark(saldo[upperBound(saldo, t)], 'mismatch')
+      mark('saldo', saldo[lowerBound(saldo, t)], 'mismatch')
+      mark('saldo', saldo[upperBound(saldo, t)], 'mismatch')
     }
     // meter_exchange: the next valid readings (any kind) after t now have t as predecessor.
     let next: number | null = null
@@ -304,17 +315,16 @@ export class MeterTimeline {
       for (const k of KINDS) {
         const a = this.valid[k]
         const j = lowerBound(a, next)
-        if (j < a.length && a[j]!.t === next) mark(a[j], 'exchange')
+        if (j < a.length && a[j]!.t === next) mark(k, a[j], 'exchange')
       }
     }
 
     const changed: TimelineReading[] = []
-    for (const [e, fams] of affected) {
-      const ek = e.r.kind
+    for (const [e, { kind: ek, fams }] of affected) {
       const idx = lowerBound(this.valid[ek], e.t)
       const drop = new Set<QualityFlag>()
       for (const f of fams) for (const fl of FAMILY_FLAGS[f]) drop.add(fl)
-      const kept = e.r.flags.filter((f) => !drop.has(f))
+      const kept = e.flags.filter((f) => !drop.has(f))
       const fresh = familyFlags(
         view,
         ek,
@@ -324,12 +334,12 @@ export class MeterTimeline {
         fams.has('rate') ? rateOf(ek) : undefined,
       )
       const nf = sortFlags([...kept, ...fresh])
-      if (!sameFlags(nf, e.r.flags)) {
-        e.r.flags = nf
-        changed.push(copy(e.r))
+      if (!sameFlags(nf, e.flags)) {
+        e.flags = held(nf)
+        changed.push(reading(ek, e))
       }
     }
     changed.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
-    return { duplicate: false, flags: [...r.flags], changed }
+    return { duplicate: false, flags: [...entry.flags], changed }
   }
 }
