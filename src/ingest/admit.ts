@@ -76,13 +76,12 @@ export async function admitBatch(
     }
     if (it.declared && meter.profile_needs_review) {
       // The unconfirmed provisioning default is upgraded to the declared profile.
-      meter = {
+      meter = await deps.meters.save({
         ...meter,
         profile_key: it.profile.key,
         profile_version: it.profile.version,
         profile_needs_review: false,
-      }
-      await deps.meters.save(meter)
+      })
     }
     resolved.set(it.identifier, { meter, created: false })
   }

@@ -14,7 +14,7 @@ import { ingestChannel } from './channel.js'
 import { prepareBatch, type PreparedItem } from './prepare.js'
 import type { KeyQuarantine } from './key-quarantine.js'
 import { isCanonicalStatus } from './statuses.js'
-import type { Ingest, IngestOutcome, IngestRequest, ItemResult, ItemStatus } from './types.js'
+import type { Ingest, IngestOutcome, IngestRequest, ItemResult } from './types.js'
 
 export interface PipelineDeps {
   meters: MeterRepo
@@ -114,24 +114,22 @@ export class IngestPipeline implements Ingest {
     let duplicates = 0
     let rejected = 0
     admitted.forEach((a, idx) => {
-      const base = {
+      // One literal per item (every item of every request): no base object spread into it.
+      const r: ItemResult = {
         meter: a.item.identifier,
         kind: a.item.kind,
         recorded_at: a.item.recordedAtText,
+        status: itemVerdicts[idx] ?? 'duplicate',
       }
       if (a.rejection) {
         // a repeat of a telegram already heard (telegram-repeats.ts) counts as a duplicate
         if (a.rejection.status === 'duplicate') duplicates++
         else rejected++
-        const r: ItemResult = { ...base, status: a.rejection.status }
+        r.status = a.rejection.status
         if (a.rejection.reason) r.reason = a.rejection.reason
-        results.push(r)
-        return
-      }
-      const v = itemVerdicts[idx] ?? 'duplicate'
-      if (v === 'created') accepted++
+      } else if (r.status === 'created') accepted++
       else duplicates++
-      results.push({ ...base, status: v as ItemStatus })
+      results.push(r)
     })
     const outcome = { accepted, duplicates, rejected, results }
     d.onOutcome?.(ws, req.source, outcome)

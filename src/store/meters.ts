@@ -60,6 +60,36 @@ export function newMeter(identifier: string, fields: Partial<NewMeter> = {}): Ne
   }
 }
 
+/**
+ * A meter object with every field written in one literal, in `fromRow`'s order, so every
+ * meter the index holds has the same shape. `{ ...newMeter(…), id, … }` made objects whose
+ * fields the hot path read at ~250 ns each against ~10 ns (a scratch loop over 4,000 of
+ * each): the meters this instance created were all of that kind, and ingest reads a
+ * meter's fields a dozen times per reading.
+ */
+export function meterWith(f: NewMeter, id: number, ws: number, createdAt: string): Meter {
+  return {
+    id,
+    workspace_id: ws,
+    meter_identifier: f.meter_identifier,
+    name: f.name,
+    unit: f.unit,
+    display_unit: f.display_unit,
+    group_id: f.group_id,
+    rollover_max: f.rollover_max,
+    expected_interval_minutes: f.expected_interval_minutes,
+    pulse_weight: f.pulse_weight,
+    pulse_unit: f.pulse_unit,
+    profile_key: f.profile_key,
+    profile_version: f.profile_version,
+    profile_needs_review: f.profile_needs_review,
+    lifecycle_state: f.lifecycle_state,
+    lifecycle_changed_at: f.lifecycle_changed_at,
+    wmbus_key: f.wmbus_key,
+    created_at: createdAt,
+  }
+}
+
 const n = (v: unknown) => (v === null || v === undefined ? null : Number(v))
 
 function fromRow(r: Record<string, any>): Meter {
@@ -434,12 +464,7 @@ export class MeterRepo {
     const now = new Date()
     const created_at = now.toISOString()
     const createdAt = chTime(now)
-    const meters = made.map((f, i): Meter => ({
-      ...f,
-      id: first + i,
-      workspace_id: ws,
-      created_at,
-    }))
+    const meters = made.map((f, i) => meterWith(f, first + i, ws, created_at))
     let body = ''
     for (const m of meters) body += meterLine(m, version, 0, createdAt)
     await this.sql.insertJsonEachRow('meters', body)
@@ -467,8 +492,13 @@ export class MeterRepo {
     return this.unused.delete(id)
   }
 
-  /** Stores a new version of the meter and updates every instance's index. */
-  async save(m: Meter): Promise<void> {
+  /**
+   * Stores a new version of the meter and updates every instance's index. Returns the meter
+   * as the index holds it now: callers make the new version by spreading the old, and it is
+   * given its one shape again (`meterWith`).
+   */
+  async save(saved: Meter): Promise<Meter> {
+    const m = meterWith(saved, saved.id, saved.workspace_id, saved.created_at)
     const version = await this.store.sharedVersion()
     await this.sql.insertJsonEachRow('meters', meterLine(m, version))
     const idx = await this.index(m.workspace_id)
@@ -478,6 +508,7 @@ export class MeterRepo {
     idx.byId.set(m.id, m)
     idx.byIdentifier.set(m.meter_identifier, m)
     await this.announce(m.workspace_id)
+    return m
   }
 
   async delete(m: Meter): Promise<void> {
