@@ -536,14 +536,15 @@ export class MeterActor {
     for (const r of turn.created)
       if (r.recordedAt > this.latest[r.kind]) this.latest[r.kind] = r.recordedAt
     const w = this.env.window
-    const validBefore = KINDS.map((k) => tl.validBetween(k, -Infinity, Infinity))
+    const consumption = tl.validCount('consumption')
+    const saldo = tl.validCount('saldo')
     const dropped = tl.retain(w?.spanMs ?? WINDOW_SPAN_MS, w?.maxPerKind ?? WINDOW_MAX)
-    KINDS.forEach((k, i) => {
+    for (const k of KINDS) {
       if (dropped[k] > this.completeAfter[k]) this.completeAfter[k] = dropped[k]
       // A valid reading dropped: the window no longer holds them all (retain keeps at least
       // NEIGHBOURHOOD valid ones, so the count in windowKnows answers again).
-      if (tl.validBetween(k, -Infinity, Infinity) < validBefore[i]!) this.validComplete[k] = false
-    })
+      if (tl.validCount(k) < (k === 'saldo' ? saldo : consumption)) this.validComplete[k] = false
+    }
 
     const newest = turn.status?.newest
     if (!newest || (this.status && newest.reportedAt <= this.status.reportedAt)) return null

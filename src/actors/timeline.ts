@@ -193,6 +193,11 @@ export class MeterTimeline {
     }
   }
 
+  /** Valid readings of `kind` in the window. */
+  validCount(kind: Kind): number {
+    return this.valid[kind].length
+  }
+
   /** Valid readings of `kind` in the window with from <= recorded_at < to. */
   validBetween(kind: Kind, from: number, to: number): number {
     const arr = this.valid[kind]
