@@ -120,7 +120,10 @@ export class EventRepo {
   private readonly deliveries: GroupCommit
   constructor(private readonly store: Store) {
     this.sql = store.sql
-    this.deliveries = new GroupCommit(this.sql, 'event_deliveries')
+    // Read under FINAL only: a page's pending rows and results need no collapse on write.
+    this.deliveries = new GroupCommit(this.sql, 'event_deliveries', {
+      insert: { collapseInMerges: true },
+    })
   }
 
   nextSubscriptionId(): Promise<number> {

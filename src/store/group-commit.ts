@@ -4,7 +4,7 @@
 // which is what chDB wants (107 k rows/s at 1 k rows per insert, 211 k at 10 k; DESIGN.md).
 // Each caller's promise resolves only after the INSERT that carried its rows succeeded.
 import { insertChannel } from './channel.js'
-import type { Sql } from './sql.js'
+import type { InsertOptions, Sql } from './sql.js'
 
 /** JSONEachRow rows as text or as UTF-8 bytes (body-writer.ts). */
 export type Rows = string | Buffer
@@ -37,12 +37,15 @@ export interface GroupCommitOptions {
    * inserted and the companion texts of its writes (each write's rows where it gave none).
    */
   stored?: (rows: Buffer, companions: Buffer) => void
+  /** How every INSERT of this writer is made (sql.ts). */
+  insert?: InsertOptions
 }
 
 export class GroupCommit {
   private readonly maxRows: number
   private readonly lingerMs: number
   private readonly stored: ((rows: Buffer, companions: Buffer) => void) | undefined
+  private readonly insertOptions: InsertOptions
   private pending: Pending | null = null
   private running: Promise<void> | null = null
   /** When the next batch is due to start (performance.now()), null when none is scheduled. */
@@ -58,6 +61,7 @@ export class GroupCommit {
     this.maxRows = opts.maxRows ?? 100_000
     this.lingerMs = opts.lingerMs ?? 0
     this.stored = opts.stored
+    this.insertOptions = opts.insert ?? {}
   }
 
   /**
@@ -131,7 +135,7 @@ export class GroupCommit {
           i++
         }
         const bytes = joinRows(batch.chunks.slice(from, i))
-        await this.sql.insertJsonEachRow(this.table, bytes)
+        await this.sql.insertJsonEachRow(this.table, bytes, this.insertOptions)
         if (this.stored) this.stored(bytes, joinRows(batch.companions.slice(from, i)))
       }
       const ms = performance.now() - started

@@ -55,12 +55,13 @@ export class Store {
     // feed lines their writers gave along.
     const feed = rollupFeed(sql)
     this.rollupFedApart = feed !== null
-    this.readings = new GroupCommit(
-      sql,
-      'readings',
-      feed ? { stored: (_rows, feedLines) => feed.add(feedLines) } : {},
-    )
-    this.statusReports = new GroupCommit(sql, 'status_reports')
+    // Both tables are read under FINAL or argMax only (history.ts, readings-query.ts).
+    const insert = { collapseInMerges: true }
+    this.readings = new GroupCommit(sql, 'readings', {
+      insert,
+      ...(feed ? { stored: (_rows, feedLines) => feed.add(feedLines) } : {}),
+    })
+    this.statusReports = new GroupCommit(sql, 'status_reports', { insert })
   }
 
   static async open(
