@@ -45,8 +45,22 @@ export interface CallResult {
   text: string
 }
 
+/** Data directories made here, removed when the test process exits. */
+const madeDirs = new Set<string>()
+
+/**
+ * A fresh data directory of this test process. It outlives a server closed on it (restart
+ * tests open it again) and goes when the process exits, so test runs leave nothing in the
+ * temporary directory.
+ */
 export function tmpDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'mf-test-'))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-test-'))
+  if (madeDirs.size === 0)
+    process.once('exit', () => {
+      for (const d of madeDirs) fs.rmSync(d, { recursive: true, force: true })
+    })
+  madeDirs.add(dir)
+  return dir
 }
 
 export async function startTestServer(
