@@ -16,6 +16,8 @@ interface Pending {
   companions: Rows[]
   rows: number
   waiters: { resolve: () => void; reject: (e: unknown) => void }[]
+  /** When its most urgent row's linger ends (performance.now()). */
+  dueAt: number
 }
 
 export interface GroupCommitStats {
@@ -80,7 +82,15 @@ export class GroupCommit {
   ): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      const p = (this.pending ??= { chunks: [], counts: [], companions: [], rows: 0, waiters: [] })
+      const p = (this.pending ??= {
+        chunks: [],
+        counts: [],
+        companions: [],
+        rows: 0,
+        waiters: [],
+        dueAt: Infinity,
+      })
+      p.dueAt = Math.min(p.dueAt, performance.now() + lingerMs)
       p.chunks.push(jsonEachRow)
       p.counts.push(rows)
       p.companions.push(companion)
@@ -118,7 +128,11 @@ export class GroupCommit {
     this.startAt = null
     this.running = this.insert(batch).finally(() => {
       this.running = null
-      this.kick()
+      // What gathered meanwhile starts when its own linger ends, not the moment this INSERT
+      // does: under a steady stream of rows nobody waits for (delivery results), starting at
+      // once wrote one small INSERT after another (~50 rows each, a part per ~30 ms).
+      const next = this.pending
+      if (next) this.startWithin(Math.max(0, next.dueAt - performance.now()))
     })
   }
 

@@ -11,6 +11,8 @@ class CountingSql implements Sql {
   readonly kind
   inserts = 0
   readonly stored = new Set<number>()
+  /** Each INSERT takes at least this long (a slow store), so others gather behind it. */
+  minInsertMs = 0
   constructor(private readonly inner: Sql) {
     this.kind = inner.kind
   }
@@ -21,7 +23,9 @@ class CountingSql implements Sql {
     return this.inner.exec(sql, params)
   }
   async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
+    const slow = new Promise((r) => setTimeout(r, this.minInsertMs))
     await this.inner.insertJsonEachRow(table, rows)
+    await slow
     this.inserts++
     for (const line of rows.toString().split('\n'))
       if (line) this.stored.add(Number(JSON.parse(line).id))
@@ -247,6 +251,36 @@ export function storeConformance(t: Test, sql: Sql): void {
     t.ok(waited >= 140, `waited ${Math.round(waited)} ms for company`)
     t.equal(counting.inserts, 2)
   })
+
+  t.test(
+    'rows that may linger, written while an insert runs, still wait for company',
+    async (t) => {
+      await sql.exec(
+        `CREATE TABLE IF NOT EXISTS conformance_gc_linger2 (id UInt64) ENGINE = MergeTree ORDER BY id`,
+      )
+      const counting = new CountingSql(sql)
+      counting.minInsertMs = 200
+      const gc = new GroupCommit(counting, 'conformance_gc_linger2')
+      const urgent = gc.write(toJsonEachRow([{ id: 1 }]), 1)
+      await new Promise((r) => setTimeout(r, 10))
+      // The urgent row's INSERT runs for 200 ms: these gather behind it and go together once
+      // the first of them has lingered 600 ms, not the moment it ends (~200 ms, plus 200 ms to write).
+      const t0 = performance.now()
+      const lazy: Promise<void>[] = []
+      for (let i = 0; i < 5; i++) {
+        lazy.push(gc.write(toJsonEachRow([{ id: 10 + i }]), 1, 600))
+        await new Promise((r) => setTimeout(r, 40))
+      }
+      await urgent
+      await Promise.all(lazy)
+      const waited = performance.now() - t0
+      t.ok(
+        waited >= 580,
+        `the first lazy row waited ${Math.round(waited)} ms, not just the running insert`,
+      )
+      t.equal(counting.inserts, 2, 'the lazy rows went in one INSERT after the urgent one')
+    },
+  )
 
   t.test(
     'a failed insert rejects every waiter of that batch, and the next batch works',
