@@ -120,7 +120,8 @@ export class EventRepo {
   private readonly deliveries: GroupCommit
   constructor(private readonly store: Store) {
     this.sql = store.sql
-    // Read under FINAL only: a page's pending rows and results need no collapse on write.
+    // Read under FINAL (the one read without it, in meters.ts, only asks which meters have a
+    // row): a page's pending rows and results need no collapse on write.
     this.deliveries = new GroupCommit(this.sql, 'event_deliveries', {
       insert: { collapseInMerges: true },
     })

@@ -55,7 +55,8 @@ export class Store {
     // feed lines their writers gave along.
     const feed = rollupFeed(sql)
     this.rollupFedApart = feed !== null
-    // Both tables are read under FINAL or argMax only (history.ts, readings-query.ts).
+    // Both tables are read under FINAL, argMax, LIMIT 1 BY or GROUP BY (history.ts,
+    // readings-query.ts, status.ts); the crash checks count physical rows on purpose.
     const insert = { collapseInMerges: true }
     this.readings = new GroupCommit(sql, 'readings', {
       insert,

@@ -4,7 +4,14 @@
 import type { Test } from 'tap'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import { migrate, migrations } from '../../src/store/migrations.js'
-import { chTime, parseChTime, toJsonEachRow, type Params, type Sql } from '../../src/store/sql.js'
+import {
+  chTime,
+  parseChTime,
+  toJsonEachRow,
+  type InsertOptions,
+  type Params,
+  type Sql,
+} from '../../src/store/sql.js'
 
 /** Wraps a Sql and records each insert: how many, and which `id`s were stored when. */
 class CountingSql implements Sql {
@@ -22,9 +29,13 @@ class CountingSql implements Sql {
   exec(sql: string, params?: Params): Promise<void> {
     return this.inner.exec(sql, params)
   }
-  async insertJsonEachRow(table: string, rows: Buffer | string): Promise<void> {
+  async insertJsonEachRow(
+    table: string,
+    rows: Buffer | string,
+    opts?: InsertOptions,
+  ): Promise<void> {
     const slow = new Promise((r) => setTimeout(r, this.minInsertMs))
-    await this.inner.insertJsonEachRow(table, rows)
+    await this.inner.insertJsonEachRow(table, rows, opts)
     await slow
     this.inserts++
     for (const line of rows.toString().split('\n'))
@@ -264,7 +275,8 @@ export function storeConformance(t: Test, sql: Sql): void {
       const urgent = gc.write(toJsonEachRow([{ id: 1 }]), 1)
       await new Promise((r) => setTimeout(r, 10))
       // The urgent row's INSERT runs for 200 ms: these gather behind it and go together once
-      // the first of them has lingered 600 ms, not the moment it ends (~200 ms, plus 200 ms to write).
+      // the first of them has lingered 600 ms, not the moment it ends (at ~200 ms; the
+      // second INSERT's own 200 ms would then end it at ~400).
       const t0 = performance.now()
       const lazy: Promise<void>[] = []
       for (let i = 0; i < 5; i++) {
