@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js'
 import type { Coord } from '../coord/coord.js'
 import { withLease, type LeaseWait } from '../coord/exclusive.js'
 import { ChdbSql } from './chdb.js'
+import { withReadingsPartsHeld } from './crash-window.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './migrations.js'
 import { markHoursMissedByACrash } from './rollup.js'
@@ -81,20 +82,11 @@ export class Store {
     )
     // The embedded engine runs in this process, so a kill may have cut an INSERT between a
     // readings block and its rollup block; a server finishes its INSERTs on its own.
-    if (!config.CLICKHOUSE_URL) {
-      // The checks name the recent parts of `readings`, then read their rows: a merge ending
-      // in between takes those rows out of the check. After a kill, the dead process's many
-      // small parts start merging the moment the engine opens: the one way found for a CI run
-      // of the MQTT crash test to count 11 readings fewer in the daily rollup than stored.
-      // No merges until both checks are done; nothing is ingested before them.
-      await sql.exec('SYSTEM STOP MERGES readings')
-      try {
+    if (!config.CLICKHOUSE_URL)
+      await withReadingsPartsHeld(sql, async () => {
         await markHoursMissedByACrash(sql)
         await restoreStatusMissedByACrash(sql)
-      } finally {
-        await sql.exec('SYSTEM START MERGES readings')
-      }
-    }
+      })
     return store
   }
 

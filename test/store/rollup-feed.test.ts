@@ -6,6 +6,7 @@
 import t from 'tap'
 import { aggregateReadings } from '../../src/store/readings-query.js'
 import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js'
+import { withReadingsPartsHeld } from '../../src/store/crash-window.js'
 import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
 import { chTime } from '../../src/store/sql.js'
 import {
@@ -169,3 +170,41 @@ t.test('a kill before the feed wrote them loses no status report', async (t) => 
   t.same(latest.get(6)?.statuses, ['tamper'])
   t.equal(await restoreStatusMissedByACrash(store.sql), 0, 'nothing twice')
 })
+
+t.test(
+  'the start-up checks read one set of parts: merges already running are waited out',
+  async (t) => {
+    // A merge committing while the checks read would take its rows out of them (crash-window.ts).
+    const sql = store.sql
+    const activeParts = async () =>
+      (
+        await sql.query<{ name: string }>(
+          `SELECT name FROM system.parts WHERE database = currentDatabase() AND table = 'readings'
+         AND active ORDER BY name`,
+        )
+      ).map((p) => p.name)
+    const merging = async () =>
+      Number(
+        (
+          await sql.query<{ n: string }>(
+            `SELECT count() AS n FROM system.merges WHERE database = currentDatabase() AND table = 'readings'`,
+          )
+        )[0]?.n,
+      )
+    await sql.exec('SYSTEM STOP MERGES readings')
+    for (let m = 0; m < 8; m++) await store.readings.write(rows(20 + m, 4_000), 4_000)
+    await sql.exec('SYSTEM START MERGES readings')
+    const until = Date.now() + 20_000
+    while ((await merging()) === 0 && Date.now() < until) {}
+    t.ok((await merging()) > 0, 'a merge of readings runs as the checks begin')
+    let seen: { merges: number; before: string[]; after: string[] } | null = null
+    await withReadingsPartsHeld(sql, async () => {
+      const merges = await merging()
+      const before = await activeParts()
+      await new Promise((r) => setTimeout(r, 300))
+      seen = { merges, before, after: await activeParts() }
+    })
+    t.equal(seen!.merges, 0, 'no merge runs while the checks read')
+    t.same(seen!.after, seen!.before, 'the parts stay the same throughout')
+  },
+)
