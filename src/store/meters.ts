@@ -4,6 +4,7 @@
 import { Exclusive } from '../coord/exclusive.js'
 import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
+import { GroupCommit } from './group-commit.js'
 import { chTime, isoFromCh, jsonOrNull, numOrNull, type Sql } from './sql.js'
 import type { Store } from './store.js'
 
@@ -170,12 +171,18 @@ export class MeterRepo {
   private readonly waiting = new Map<number, Creation[]>()
   /** Meters created by this instance that no actor has used yet (takeUnused), oldest first. */
   private readonly unused = new Set<number>()
+  /**
+   * Changes of single meters (save, delete): concurrent admin calls share one INSERT. One
+   * each cost a part apiece: ~20 ms of chDB CPU, and 4,000 key PUTs took 80 s.
+   */
+  private readonly changes: GroupCommit
 
   constructor(
     private readonly store: Store,
     private readonly coord: Coord,
   ) {
     this.sql = store.sql
+    this.changes = new GroupCommit(store.sql, 'meters')
     this.generations = new Generations(coord, 'meters')
     this.creating = new Exclusive(coord, {
       ttlMs: 10_000,
@@ -243,6 +250,10 @@ export class MeterRepo {
 
   /** Any workspace's meter by id (admin API, where the path names no workspace). */
   async findAnyById(id: number): Promise<Meter | null> {
+    // A meter never changes workspace: an index holding it names the one to ask (which
+    // catches up first, so a meter deleted elsewhere is not found); else the store does.
+    for (const [ws, idx] of this.indexes)
+      if ((await idx.catch(() => null))?.byId.has(id)) return this.byId(ws, id)
     const [r] = await this.sql.query<{ workspace_id: string }>(
       'SELECT workspace_id FROM meters FINAL WHERE id = {id:UInt64} AND deleted = 0 LIMIT 1',
       { id },
@@ -498,7 +509,7 @@ export class MeterRepo {
   async save(saved: Meter): Promise<Meter> {
     const m = meterWith(saved, saved.id, saved.workspace_id, saved.created_at)
     const version = await this.store.sharedVersion()
-    await this.sql.insertJsonEachRow('meters', meterLine(m, version))
+    await this.changes.write(meterLine(m, version), 1)
     const idx = await this.index(m.workspace_id)
     const old = idx.byId.get(m.id)
     if (old && old.meter_identifier !== m.meter_identifier)
@@ -511,7 +522,7 @@ export class MeterRepo {
 
   async delete(m: Meter): Promise<void> {
     const version = await this.store.sharedVersion()
-    await this.sql.insertJsonEachRow('meters', meterLine(m, version, 1))
+    await this.changes.write(meterLine(m, version, 1), 1)
     const idx = await this.index(m.workspace_id)
     idx.byId.delete(m.id)
     idx.byIdentifier.delete(m.meter_identifier)

@@ -169,6 +169,39 @@ t.test('wmbus-key: stored, never returned; null clears; bad keys 422', async (t)
   }
 })
 
+t.test('wmbus-key: concurrent calls share INSERTs, each stored', async (t) => {
+  const ms = await Promise.all(Array.from({ length: 24 }, (_, i) => meter(`wm-many-${i}`)))
+  const inserts: string[] = []
+  const sql = s.store.sql
+  const real = sql.insertJsonEachRow.bind(sql)
+  sql.insertJsonEachRow = async (table, body, opts) => {
+    inserts.push(table)
+    return real(table, body, opts)
+  }
+  t.teardown(() => {
+    sql.insertJsonEachRow = real
+  })
+  const key = (i: number) => i.toString(16).padStart(32, '0')
+  const rs = await Promise.all(
+    ms.map((m, i) => call('PUT', `/meters/${m.id}/wmbus-key`, { key: key(i) })),
+  )
+  t.same(
+    rs.map((r) => r.status),
+    ms.map(() => 200),
+  )
+  const meterInserts = inserts.filter((x) => x === 'meters').length
+  t.ok(meterInserts < ms.length / 2, `${ms.length} keys stored by ${meterInserts} INSERTs`)
+  const stored = await sql.query<{ id: string; wmbus_key: string }>(
+    'SELECT id, wmbus_key FROM meters FINAL WHERE id IN {ids:Array(UInt64)} ORDER BY id',
+    { ids: ms.map((m) => m.id) },
+  )
+  t.same(
+    stored.map((r) => [Number(r.id), r.wmbus_key]),
+    ms.map((m, i) => [m.id, key(i)]).sort((a, b) => (a[0] as number) - (b[0] as number)),
+    'every key is in the store',
+  )
+})
+
 t.test('exchanges: recorded with baselines or without; bad input 422', async (t) => {
   const m = await meter('ex-1')
   let r = await call('POST', `/meters/${m.id}/exchanges`, {
