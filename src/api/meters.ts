@@ -92,12 +92,23 @@ export async function viewMeters(
   s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
   ws: number,
   meters: Meter[],
+  /** The meters were created by this very call: no status report can name them yet. */
+  opts: { justCreated?: boolean } = {},
 ) {
+  const one = meters.length === 1 ? meters[0]! : null
+  // One meter needs its own group at most, a list every group of the workspace: at a
+  // create per call, the list and the status look-up were two of its three queries.
   const [groups, statuses] = await Promise.all([
-    s.groups.list(ws),
-    latestStatuses(s.store.sql, ws, meters.length === 1 ? [meters[0]!.id] : undefined),
+    one
+      ? one.group_id === null
+        ? []
+        : s.groups.get(ws, one.group_id).then((g) => [g])
+      : s.groups.list(ws),
+    opts.justCreated
+      ? new Map<number, never>()
+      : latestStatuses(s.store.sql, ws, one ? [one.id] : undefined),
   ])
-  const gById = new Map(groups.map((g) => [g.id, g]))
+  const gById = new Map(groups.flatMap((g) => (g ? [[g.id, g] as const] : [])))
   return Promise.all(
     meters.map(async (m) =>
       meterView(
@@ -169,7 +180,9 @@ export function registerMeters(
         profile_needs_review: profile === null,
       })
       const res = await s.meters.create(ws, fields, async (pending) => {
-        const w = await s.tenants.getWorkspace(ws)
+        // The shared cache, as ingest's admission reads it: a FINAL look-up per call, held
+        // under the workspace's creation lock, put every create behind the one before.
+        const w = await s.tenants.workspace(ws)
         return (await s.meters.atPlanLimit(ws, w?.plan_meter_limit ?? null, pending))
           ? ('rejected_plan_limit' as const)
           : null
@@ -189,7 +202,7 @@ export function registerMeters(
       const m = res.meter
       await s.outbox.emit(ws, 'meter.created', meterCreatedData(m))
       const changed = INTERPRETING.filter((k) => b[k] != null)
-      const [view] = await viewMeters(s, ws, [m])
+      const [view] = await viewMeters(s, ws, [m], { justCreated: true })
       return json(201, { data: view, warning: warning([...changed]) })
     },
   })

@@ -146,6 +146,46 @@ t.test('plan limit: 402 rejected_plan_limit, counts operational meters only', as
   t.equal(ok.status, 201)
 })
 
+t.test(
+  'plan limit holds under concurrent creates, and a raised limit applies at once',
+  async (t) => {
+    const w = await s.tenant({ workspace: { plan_meter_limit: 5 } })
+    const create = (id: string) =>
+      s.call('POST', '/api/v1/meters', { token: w.token, body: { meter_identifier: id } })
+    const rs = await Promise.all(Array.from({ length: 12 }, (_, i) => create(`par-${i}`)))
+    t.equal(rs.filter((r) => r.status === 201).length, 5, 'exactly the limit is created')
+    t.equal(rs.filter((r) => r.status === 402).length, 7)
+    const raised = await s.call('PATCH', `/admin/v1/workspaces/${w.workspaceId}`, {
+      token: s.adminToken,
+      body: { plan_meter_limit: 6 },
+    })
+    t.equal(raised.status, 200)
+    t.equal((await create('par-late')).status, 201, 'the new limit is read, not a cached one')
+    t.equal((await create('par-later')).status, 402)
+  },
+)
+
+t.test('a created meter is answered with its group and no status', async (t) => {
+  const g = await s.call('POST', '/api/v1/meterGroups', {
+    token: a.token,
+    body: { name: 'Attic' },
+  })
+  const r = await s.call('POST', '/api/v1/meters', {
+    token: a.token,
+    body: { meter_identifier: 'GR-1', group_id: g.body.data.id },
+  })
+  t.equal(r.status, 201)
+  t.same(r.body.data.group, { id: g.body.data.id, name: 'Attic' })
+  t.equal(r.body.data.status, null)
+  await insertStatus(s, a.workspaceId, r.body.data.id, '2025-01-03T00:00:00Z', ['LEAK'], ['leak'])
+  const p = await s.call('PATCH', `/api/v1/meters/${r.body.data.id}`, {
+    token: a.token,
+    body: { name: 'renamed' },
+  })
+  t.same(p.body.data.group, { id: g.body.data.id, name: 'Attic' })
+  t.same(p.body.data.status, { statuses: ['leak'], reported_at: '2025-01-03T00:00:00.000Z' })
+})
+
 t.test('the hourly provisioning cap does not apply to POST /meters', async (t) => {
   const w = await s.tenant({ workspace: { provision_cap_per_hour: 1 } })
   for (const id of ['x1', 'x2', 'x3']) {
