@@ -190,7 +190,7 @@ export async function gatewayProfile(
 /**
  * Creates the meters of every connection, ms taken: one report per connection names them all,
  * then encrypted kinds get each meter's key (PUT …/wmbus-key, one call per meter, 16 at a
- * time: the slow part, ~20–30 ms a call, each a chDB INSERT of the meter). An encrypted
+ * time: the slow part, ~8 ms a call, concurrent calls sharing the meter INSERT). An encrypted
  * telegram would be quarantined and replayed by the key (far slower), so encrypted meters are
  * created with a plain frame of the same unit (`twins`).
  */
