@@ -66,25 +66,34 @@ export async function admitBatch(
   // Known meters first; the unknown ones are created together below.
   const unknown: PreparedItem[] = []
   const named = new Set<string>()
+  const upgrades: Promise<void>[] = []
   for (const it of items) {
     if (named.has(it.identifier)) continue
     named.add(it.identifier)
-    let meter = meterOf(it.identifier)
+    const meter = meterOf(it.identifier)
     if (!meter) {
       unknown.push(it)
       continue
     }
     if (it.declared && meter.profile_needs_review) {
-      // The unconfirmed provisioning default is upgraded to the declared profile.
-      meter = await deps.meters.save({
+      // The unconfirmed provisioning default is upgraded to the declared profile. A batch's
+      // upgrades are saved together, sharing an INSERT: one after another, a fleet whose
+      // reports began declaring their profile cost an INSERT per meter in one request.
+      const save = deps.meters.save({
         ...meter,
         profile_key: it.profile.key,
         profile_version: it.profile.version,
         profile_needs_review: false,
       })
+      upgrades.push(
+        save.then((m) => void resolved.set(it.identifier, { meter: m, created: false })),
+      )
+      continue
     }
     resolved.set(it.identifier, { meter, created: false })
   }
+  // All settled before an answer, also when one failed: nothing of the request still writing.
+  for (const r of await Promise.allSettled(upgrades)) if (r.status === 'rejected') throw r.reason
 
   if (unknown.length) {
     const w: Workspace = (await deps.tenants.workspace(ws))!

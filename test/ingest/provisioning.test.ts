@@ -29,6 +29,44 @@ t.test('unknown meters are provisioned, ungrouped, on generic with needs_review'
   t.equal(m.lifecycle_state, 'active')
 })
 
+t.test('a batch confirming many provisioned meters saves them in a shared INSERT', async (t) => {
+  const { token, workspaceId } = await s.tenant()
+  const items = (declared: boolean, min: number) =>
+    Array.from({ length: 40 }, (_, i) => ({
+      meter: `fleet-${i}`,
+      kind: 'saldo',
+      value: 1 + min,
+      unit: 'kwh',
+      recorded_at: at(min),
+      ...(declared ? { profile: 'generic' } : {}),
+    }))
+  t.equal((await report(token, items(false, 0))).status, 201)
+  const sql = s.app.parts.store.sql
+  const real = sql.insertJsonEachRow.bind(sql)
+  let meterInserts = 0
+  sql.insertJsonEachRow = async (table, body, opts) => {
+    if (table === 'meters') meterInserts++
+    return real(table, body, opts)
+  }
+  t.teardown(() => {
+    sql.insertJsonEachRow = real
+  })
+  const r = await report(token, items(true, 1))
+  t.equal(r.status, 201)
+  t.equal(r.body.accepted, 40)
+  t.ok(meterInserts <= 2, `40 profile confirmations written by ${meterInserts} INSERTs`)
+  for (let i = 0; i < 40; i++) {
+    const m = (await meterOf(workspaceId, `fleet-${i}`))!
+    t.equal(m.profile_needs_review, false)
+  }
+  const [stored] = await sql.query<{ n: string }>(
+    `SELECT count() AS n FROM meters FINAL WHERE workspace_id = {ws:UInt64}
+     AND startsWith(meter_identifier, 'fleet-') AND profile_needs_review = 0`,
+    { ws: workspaceId },
+  )
+  t.equal(Number(stored!.n), 40, 'and so does the store')
+})
+
 t.test('profile assignment table', async (t) => {
   const { token, workspaceId } = await s.tenant()
   // Declared on an unknown meter: provisioned directly on it, nothing to review.
