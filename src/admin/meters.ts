@@ -83,7 +83,8 @@ export function registerMeterAdmin(
       if (next !== m && next.lifecycle_state === 'active') {
         // Back to operational: it counts against the plan limit like a new meter (402).
         const refused = await s.meters.reactivate(next, async () => {
-          const w = await s.tenants.getWorkspace(m.workspace_id)
+          // The shared cache, as creations read it: this runs under the creation lock.
+          const w = await s.tenants.workspace(m.workspace_id)
           return (await s.meters.atPlanLimit(m.workspace_id, w?.plan_meter_limit ?? null))
             ? ('rejected_plan_limit' as const)
             : null
