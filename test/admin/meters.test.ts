@@ -3,6 +3,7 @@ import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { newMeter, type NewMeter } from '../../src/store/meters.js'
 import { startTestServer } from '../helpers/server.js'
+import { countInserts } from '../helpers/store.js'
 
 const clock = new ManualClock(Date.parse('2025-03-01T12:00:00Z'))
 const srv = await startTestServer({}, { clock })
@@ -171,16 +172,8 @@ t.test('wmbus-key: stored, never returned; null clears; bad keys 422', async (t)
 
 t.test('wmbus-key: concurrent calls share INSERTs, each stored', async (t) => {
   const ms = await Promise.all(Array.from({ length: 24 }, (_, i) => meter(`wm-many-${i}`)))
-  const inserts: string[] = []
   const sql = s.store.sql
-  const real = sql.insertJsonEachRow.bind(sql)
-  sql.insertJsonEachRow = async (table, body, opts) => {
-    inserts.push(table)
-    return real(table, body, opts)
-  }
-  t.teardown(() => {
-    sql.insertJsonEachRow = real
-  })
+  const meterInserts = countInserts(t, sql, 'meters')
   const key = (i: number) => i.toString(16).padStart(32, '0')
   const rs = await Promise.all(
     ms.map((m, i) => call('PUT', `/meters/${m.id}/wmbus-key`, { key: key(i) })),
@@ -189,8 +182,7 @@ t.test('wmbus-key: concurrent calls share INSERTs, each stored', async (t) => {
     rs.map((r) => r.status),
     ms.map(() => 200),
   )
-  const meterInserts = inserts.filter((x) => x === 'meters').length
-  t.ok(meterInserts < ms.length / 2, `${ms.length} keys stored by ${meterInserts} INSERTs`)
+  t.ok(meterInserts() < ms.length / 2, `${ms.length} keys stored by ${meterInserts()} INSERTs`)
   const stored = await sql.query<{ id: string; wmbus_key: string }>(
     'SELECT id, wmbus_key FROM meters FINAL WHERE id IN {ids:Array(UInt64)} ORDER BY id',
     { ids: ms.map((m) => m.id) },

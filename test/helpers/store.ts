@@ -1,9 +1,11 @@
 // An embedded Store (chDB) of a test file's own: a fresh data directory, opened again on
 // demand (a restart on the same data), closed and removed at the end.
 import fs from 'node:fs'
+import type { Test } from 'tap'
 import { MemoryCoord } from '../../src/coord/memory.js'
 import { Store } from '../../src/store/store.js'
 import type { Config } from '../../src/config/index.js'
+import type { Sql } from '../../src/store/sql.js'
 import { tmpDataDir } from './server.js'
 
 export interface TmpStore {
@@ -35,4 +37,21 @@ export async function openTmpStore(): Promise<TmpStore> {
       fs.rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Counts the INSERTs into `table` through `sql` until the test ends (then the real method is
+ * back): how many parts a change of many rows wrote.
+ */
+export function countInserts(t: Test, sql: Sql, table: string): () => number {
+  const real = sql.insertJsonEachRow.bind(sql)
+  let n = 0
+  sql.insertJsonEachRow = async (to, body, opts) => {
+    if (to === table) n++
+    return real(to, body, opts)
+  }
+  t.teardown(() => {
+    sql.insertJsonEachRow = real
+  })
+  return () => n
 }

@@ -4,6 +4,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { startTestServer } from '../helpers/server.js'
+import { countInserts } from '../helpers/store.js'
 import { statusCurrent } from '../../src/store/rollup-feed.js'
 
 const s = await startTestServer()
@@ -42,19 +43,11 @@ t.test('a batch confirming many provisioned meters saves them in a shared INSERT
     }))
   t.equal((await report(token, items(false, 0))).status, 201)
   const sql = s.app.parts.store.sql
-  const real = sql.insertJsonEachRow.bind(sql)
-  let meterInserts = 0
-  sql.insertJsonEachRow = async (table, body, opts) => {
-    if (table === 'meters') meterInserts++
-    return real(table, body, opts)
-  }
-  t.teardown(() => {
-    sql.insertJsonEachRow = real
-  })
+  const meterInserts = countInserts(t, sql, 'meters')
   const r = await report(token, items(true, 1))
   t.equal(r.status, 201)
   t.equal(r.body.accepted, 40)
-  t.ok(meterInserts <= 2, `40 profile confirmations written by ${meterInserts} INSERTs`)
+  t.ok(meterInserts() <= 2, `40 profile confirmations written by ${meterInserts()} INSERTs`)
   for (let i = 0; i < 40; i++) {
     const m = (await meterOf(workspaceId, `fleet-${i}`))!
     t.equal(m.profile_needs_review, false)
