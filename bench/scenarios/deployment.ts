@@ -164,12 +164,13 @@ async function run(
   cfg: LoadConfig,
 ): Promise<Row> {
   const settleMs = await quiesce(env.server.pid)
-  const { m, insertMean, inserts } = await measure(env, cfg)
+  const { m, insertMean, inserts, insertBusy } = await measure(env, cfg)
   const row = ratio(ctx, fromLoad(scenario, label, m, env.server.peakRssMiB()), key)
   row.detail = {
     ...row.detail,
     insertMeanRows: round(insertMean),
     inserts,
+    insertBusyPct: round(insertBusy * 100),
     load1: load1(),
     settleMs,
   }

@@ -77,9 +77,15 @@ export function loadConfig(
 export async function measure(
   env: IngestEnv,
   cfg: LoadConfig,
-): Promise<{ m: Measured; insertMean: number; inserts: number }> {
+): Promise<{ m: Measured; insertMean: number; inserts: number; insertBusy: number }> {
   await env.server.insertStats() // reset the probe's counters
   const m = await env.gen.run(cfg, env.server.cpuMs, env.server.threadCpuMs)
   const st = await env.server.insertStats()
-  return { m, insertMean: st.inserts ? st.rows / st.inserts : 0, inserts: st.inserts }
+  return {
+    m,
+    insertMean: st.inserts ? st.rows / st.inserts : 0,
+    inserts: st.inserts,
+    // share of warm-up and window with a readings INSERT running (the writer runs one at a time)
+    insertBusy: st.ms / (cfg.warmupMs + cfg.durationMs),
+  }
 }
