@@ -32,8 +32,11 @@ export interface ActorReading {
   recordedAt: number
   value: number
   unit: string | null
-  /** The raw payload as a JSON value: an object's text, or a string literal (telegrams). */
-  rawPayload: string
+  /**
+   * The raw payload as a JSON value: an object's text, or a string literal (telegrams; as
+   * the decoder worker's UTF-8 bytes when decoded in the pool).
+   */
+  rawPayload: string | Uint8Array
   /** Device status carried by this reading, if any. */
   status: { rawFlags: string[]; statuses: string[] } | null
 }
@@ -100,8 +103,11 @@ export interface RowOut {
   canonicalValue: number | null
   canonicalUnit: string | null
   flags: string[]
-  /** The raw payload as a JSON value (an object is stored as its text, a string as itself). */
-  rawJson: string
+  /**
+   * The raw payload as a JSON value (an object is stored as its text, a string as itself), as
+   * text or as its UTF-8 bytes.
+   */
+  rawJson: string | Uint8Array
   ingestedAt: string
   version: number
   /**
@@ -126,7 +132,8 @@ function writeRow(out: BodyWriter, ws: number, meterId: number, r: RowOut): void
       `"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
       `"raw_payload":`,
   )
-  out.text(r.rawJson)
+  if (typeof r.rawJson === 'string') out.text(r.rawJson)
+  else out.bytes(r.rawJson)
   out.text(`,"ingested_at":"${r.ingestedAt}","version":${r.version}${r.statusJson}}\n`)
 }
 

@@ -24,6 +24,11 @@ export type TelegramOutcome =
        * the worker writes it, and rawPayload is parsed out of it on read: wire.ts).
        */
       rawJson: string
+      /**
+       * From the pool: rawJson's UTF-8 bytes as the worker wrote them, a view of the batch's
+       * result buffer. Ingest writes them into the INSERT body as they are (no string made).
+       */
+      rawJsonBytes?: Uint8Array
       /** `{ link, records }`; from the pool parsed lazily out of rawPayload on read. */
       records: unknown
       /** fingerprintOf: access number and application bytes, for repeats heard by several gateways. */

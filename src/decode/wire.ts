@@ -147,8 +147,9 @@ function reasonText(code: number, reason: number): string {
 }
 
 /**
- * An ok outcome read from the wire; `rawPayload` and `records` are parsed out of `rawJson` on
- * read (tests, back-compat).
+ * An ok outcome read from the wire: the payload stays the worker's UTF-8 bytes (a view of the
+ * result buffer); `rawJson`, `rawPayload` and `records` are made from them on read (tests,
+ * back-compat).
  */
 class DecodedTelegram {
   readonly status = 'ok' as const
@@ -158,9 +159,17 @@ class DecodedTelegram {
     readonly unit: 'kwh' | 'm3' | null,
     readonly rawFlags: string[],
     readonly statuses: string[],
-    readonly rawJson: string,
+    readonly rawJsonBytes: Uint8Array,
     readonly fingerprint: number,
   ) {}
+
+  get rawJson(): string {
+    return Buffer.from(
+      this.rawJsonBytes.buffer,
+      this.rawJsonBytes.byteOffset,
+      this.rawJsonBytes.length,
+    ).toString('utf8')
+  }
 
   get rawPayload(): string {
     return JSON.parse(this.rawJson) as string
@@ -208,7 +217,7 @@ export function readBatch(
       UNITS[i32[h + 3]!] ?? null,
       rawFlags,
       statuses,
-      b.toString('utf8', start, start + jsonLen),
+      new Uint8Array(buf, start, jsonLen),
       i32[h + 10]! >>> 0,
     )
     pos = start + pad8(jsonLen)

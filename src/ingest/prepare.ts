@@ -56,9 +56,10 @@ export interface PreparedItem {
   /**
    * What the device sent, kept on the stored reading, as the JSON value the readings INSERT
    * carries: an object's JSON text (stored as that text), or for telegrams a string literal
-   * holding the text (written by the decoder worker: chDB reads it cheaper, decode/wire.ts).
+   * holding the text (written by the decoder worker: chDB reads it cheaper, decode/wire.ts),
+   * given as the worker's UTF-8 bytes when it came from the pool.
    */
-  rawPayload: string
+  rawPayload: string | Uint8Array
   /** Telegram awaiting decoding with the meter's key (if any). */
   telegram?: { hex: string; encrypted: boolean }
   /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
@@ -489,7 +490,7 @@ async function decodeTelegrams(
       it.rawFlags = o.rawFlags
       it.statuses = o.statuses
       // {"telegram":hex,"decoded":{link,records}} as a string literal, built by the worker
-      it.rawPayload = o.rawJson
+      it.rawPayload = o.rawJsonBytes ?? o.rawJson
     } else if (o.status === 'invalid') {
       // inspectTelegram passed, so the frame is well formed; the decoder found more.
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }

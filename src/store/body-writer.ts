@@ -26,6 +26,14 @@ export class BodyWriter {
     if (this.joined.length >= ENCODE_UNITS) this.encode()
   }
 
+  /** Appends bytes that are already UTF-8 (a telegram's payload from the decoder worker). */
+  bytes(b: Uint8Array): void {
+    this.encode()
+    this.reserve(b.length)
+    this.buf.set(b, this.pos)
+    this.pos += b.length
+  }
+
   /** The bytes written; the writer is not to be used afterwards. */
   take(): Buffer {
     this.encode()
@@ -37,12 +45,15 @@ export class BodyWriter {
     if (!s) return
     this.joined = ''
     // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
-    const need = this.pos + s.length * 3
-    if (need > this.buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, need, INITIAL_BYTES))
-      this.buf.copy(next, 0, 0, this.pos)
-      this.buf = next
-    }
+    this.reserve(s.length * 3)
     this.pos += this.buf.write(s, this.pos, 'utf8')
+  }
+
+  private reserve(bytes: number): void {
+    const need = this.pos + bytes
+    if (need <= this.buf.length) return
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, need, INITIAL_BYTES))
+    this.buf.copy(next, 0, 0, this.pos)
+    this.buf = next
   }
 }

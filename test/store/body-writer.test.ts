@@ -29,3 +29,17 @@ t.test('joinRows: text, bytes and a mix give the same bytes', async (t) => {
   t.equal(joinRows([Buffer.from(a)]).toString(), a)
   t.equal(joinRows([Buffer.from(a), b]).toString(), a + b)
 })
+
+t.test('bytes between texts: written where they were given, text around them kept', async (t) => {
+  const w = new BodyWriter()
+  let expected = ''
+  for (let i = 0; i < 3_000; i++) {
+    const head = `{"i":${i},"raw_payload":`
+    const raw = JSON.stringify(`{"telegram":"${'A1'.repeat(i % 900)}","ä":"€"}`)
+    w.text(head)
+    w.bytes(new Uint8Array(Buffer.from(raw)))
+    w.text('}\n')
+    expected += head + raw + '}\n'
+  }
+  t.equal(w.take().toString('utf8'), expected)
+})
