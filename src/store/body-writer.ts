@@ -8,8 +8,8 @@
 const INITIAL_BYTES = 64 << 10
 /**
  * Pieces are joined into a string of about this many UTF-16 units before each encode: one
- * `Buffer.write` per piece cost more than the rows' text itself (scratch, 2,000 gateway rows
- * of three pieces: 0.86–1.02 µs per row against 0.48–0.61 joined 16 k at a time).
+ * `Buffer.write` per piece cost more than making the rows' text (scratch, bodies of 500
+ * gateway rows of three pieces: 0.56–0.76 µs per row against 0.39–0.51 joined 16 k at a time).
  */
 const ENCODE_UNITS = 16 << 10
 
