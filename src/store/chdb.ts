@@ -5,6 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
+import { BodyFiles, FILE_BODY_MIN_BYTES } from './body-files.js'
 import { jsonInsertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
 
 /** Sessions for look-ups and statements, and for INSERTs (see `SessionPool`). */
@@ -22,6 +23,7 @@ export class ChdbSql implements Sql {
   private readonly reads: SessionPool
   private readonly writes: SessionPool
   private readonly dir: string
+  private readonly bodies: BodyFiles
   /**
    * Streams run on a session of their own: any other query on a session ends the stream that
    * session is running, and a session runs one stream at a time (so exports queue here).
@@ -35,6 +37,7 @@ export class ChdbSql implements Sql {
     this.dir = dir
     this.reads = new SessionPool(dir, READ_SESSIONS)
     this.writes = new SessionPool(dir, WRITE_SESSIONS)
+    this.bodies = new BodyFiles(path.join(dataDir, 'insert-bodies'))
   }
 
   async *stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
@@ -119,13 +122,21 @@ export class ChdbSql implements Sql {
   ): Promise<void> {
     if (rows.length === 0) return
     const values = typeof rows === 'string' ? Buffer.from(rows) : rows
-    await this.writes.run((s) =>
-      s.insert({
-        table,
-        values,
-        format: 'JSONEachRow',
-        settings: { async_insert: 0, ...jsonInsertSettings(opts) },
-      }),
+    const settings = { async_insert: 0, ...jsonInsertSettings(opts) }
+    if (values.length < FILE_BODY_MIN_BYTES) {
+      await this.writes.run((s) => s.insert({ table, values, format: 'JSONEachRow', settings }))
+      return
+    }
+    const set = Object.entries(settings)
+      .map(([k, v]) => `${k} = ${v}`)
+      .join(', ')
+    await this.bodies.with(values, (file) =>
+      this.writes.run((s) =>
+        s.queryAsync(
+          `INSERT INTO ${table} FROM INFILE '${file.replace(/[\\']/g, '\\$&')}' SETTINGS ${set} FORMAT JSONEachRow`,
+          { format: 'Null' },
+        ),
+      ),
     )
   }
 
@@ -133,6 +144,7 @@ export class ChdbSql implements Sql {
     this.streamSession?.close()
     this.writes.close()
     this.reads.close()
+    this.bodies.close()
   }
 }
 
