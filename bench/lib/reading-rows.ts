@@ -1,6 +1,8 @@
-// JSONEachRow bodies of `readings` rows shaped like the meter actor's: `lane` meters per
-// body, a rising saldo register, the whole shape-A item as raw payload. Used by the storage
-// ceiling and the insert bench so both measure the same rows.
+// Bodies of `readings` rows shaped like the meter actor's: `lane` meters per body, a rising
+// saldo register, the whole shape-A item as raw payload. As JSONEachRow (the insert bench)
+// and as the readings writer sends them (the storage ceiling).
+import { BodyWriter } from '../../src/store/body-writer.js'
+import { rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 
 const START = Date.UTC(2026, 0, 1)
@@ -42,5 +44,27 @@ export function readingRowsWriter(lane: number): (rows: number) => string {
         }) + '\n'
     }
     return out
+  }
+}
+
+/**
+ * The same rows as the readings writer hands them to the store: TabSeparated through
+ * `writeReadingRow` (status columns included, as the embedded engine has them), and their
+ * rollup feed lines (`ROLLUP_FEED`'s columns).
+ */
+export function readingBodiesWriter(
+  lane: number,
+): (rows: number) => { body: Buffer; feed: string } {
+  const json = readingRowsWriter(lane)
+  return (rows) => {
+    const out = new BodyWriter()
+    let feed = ''
+    for (const line of json(rows).split('\n')) {
+      if (!line) continue
+      const r = JSON.parse(line)
+      writeReadingRow(out, r.workspace_id, r.meter_id, rowOutOf(r), true)
+      feed += `{"workspace_id":${r.workspace_id},"meter_id":${r.meter_id},"kind":"${r.kind}","recorded_at":"${r.recorded_at}","canonical_value":${r.canonical_value}}\n`
+    }
+    return { body: out.take(), feed }
   }
 }

@@ -20,14 +20,14 @@ if (isMainThread && built) {
   const { ChdbSql } = await import(path.join(root, 'dist/store/chdb.js'))
   const seen = new Map()
   const statement = (s) => s.replace(/\s+/g, ' ').slice(0, 90)
-  for (const method of ['query', 'exec', 'insertJsonEachRow']) {
+  for (const method of ['query', 'exec', 'insert']) {
     const original = ChdbSql.prototype[method]
-    ChdbSql.prototype[method] = async function (a, b) {
+    ChdbSql.prototype[method] = async function (a, ...rest) {
       const t = performance.now()
       try {
-        return await original.call(this, a, b)
+        return await original.call(this, a, ...rest)
       } finally {
-        const k = method === 'insertJsonEachRow' ? `INSERT ${a}` : statement(a)
+        const k = method === 'insert' ? `INSERT ${a}` : statement(a)
         const e = seen.get(k) ?? { n: 0, ms: 0 }
         e.n++
         e.ms += performance.now() - t

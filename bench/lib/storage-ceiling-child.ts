@@ -1,16 +1,17 @@
 // Storage ceiling: in its own process, a fresh chDB directory with Meterflow's migrations,
-// then INSERTs of JSONEachRow rows shaped exactly like the meter actor's (src/actors/
-// meter-actor.ts) through the same ChdbSql.insertJsonEachRow the group-commit writer calls,
-// one INSERT at a time like the writer. Bodies are built before the clock starts: this is
+// then INSERTs of rows shaped exactly like the meter actor's, written by the same
+// `writeReadingRow` and inserted with the same options as the readings writer (src/store/
+// store.ts), one INSERT at a time like the writer. Bodies are built before the clock starts: this is
 // chDB's cost alone. argv: JSON {sizes, seconds, meters}. Prints one JSON line.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { migrate } from '../../src/store/migrations.js'
-import { insertReadings, rollupCurrent } from '../../src/store/rollup-feed.js'
+import { readingsColumns } from '../../src/store/reading-row.js'
+import { rollupCurrent, rollupFeed } from '../../src/store/rollup-feed.js'
 import { cpuMs } from './proc.js'
-import { readingRowsWriter } from './reading-rows.js'
+import { readingBodiesWriter } from './reading-rows.js'
 
 const {
   sizes,
@@ -28,7 +29,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-storage-'))
 const sql = new ChdbSql(dir)
 await migrate(sql, {})
 
-const body = readingRowsWriter(lane)
+const body = readingBodiesWriter(lane)
+const insertOptions = { collapseInMerges: true, columns: readingsColumns(true) }
 
 const results: {
   rollup: boolean
@@ -39,14 +41,16 @@ const results: {
   cpuMsPer1k: number
 }[] = []
 async function measure(size: number, rollup: boolean) {
-  const ready: string[] = []
+  const ready: { body: Buffer; feed: string }[] = []
   // (At most ~150 k rows/s worth: building bodies is slow; a faster chDB just ends early.)
   const count = Math.max(4, Math.min(400, Math.ceil((seconds * 150_000) / size)))
   for (let i = 0; i < count; i++) ready.push(body(size))
   // With the rollup: the path of the group-commit writer, the rollup written apart
   // (src/store/rollup-feed.ts) and done before the clock stops.
-  const insert = (rows: string) =>
-    rollup ? insertReadings(sql, rows) : sql.insertJsonEachRow('readings', rows)
+  const insert = async (rows: { body: Buffer; feed: string }) => {
+    await sql.insert('readings', rows.body, insertOptions)
+    if (rollup) rollupFeed(sql)!.add(rows.feed)
+  }
   await insert(ready[0]!) // warm
   await rollupCurrent(sql)
   const c0 = cpuMs(process.pid)

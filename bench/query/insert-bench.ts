@@ -62,7 +62,7 @@ if (process.argv.includes('--child')) {
     const count = Math.max(4, Math.min(200, Math.ceil((seconds * 100_000) / size)))
     const ready = Array.from({ length: count }, () => body(size))
     const insert = (rows: string) =>
-      v === 'current' ? insertReadings(sql, rows) : sql.insertJsonEachRow('readings', rows)
+      v === 'current' ? insertReadings(sql, rows) : sql.insert('readings', rows)
     await insert(ready[0]!) // warm
     await rollupCurrent(sql)
     const c0 = process.cpuUsage()

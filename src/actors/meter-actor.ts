@@ -10,12 +10,17 @@ import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import { STATUS_MARK } from '../store/rollup-feed.js'
 import type { BodyWriter } from '../store/body-writer.js'
-import { chTime, jsonOrNull, numOrNull } from '../store/sql.js'
+import { chTime, numOrNull } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
 import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
-import type { StoredReadingRow } from '../store/reading-row.js'
+import {
+  rowOutOf,
+  writeReadingRow,
+  type RowOut,
+  type StoredReadingRow,
+} from '../store/reading-row.js'
 import {
   NEIGHBOURHOOD,
   type Kind,
@@ -33,8 +38,8 @@ export interface ActorReading {
   value: number
   unit: string | null
   /**
-   * The raw payload as a JSON value: an object's text, or a string literal (telegrams; as
-   * the decoder worker's UTF-8 bytes when decoded in the pool).
+   * The raw payload as a TabSeparated field (its JSON text, escaped: `tsvText`); a decoded
+   * telegram's as the decoder worker's UTF-8 bytes.
    */
   rawPayload: string | Uint8Array
   /** Device status carried by this reading, if any. */
@@ -94,64 +99,14 @@ const KINDS: readonly Kind[] = ['consumption', 'saldo']
 export const WINDOW_SPAN_MS = 6 * 3_600_000
 export const WINDOW_MAX = 256
 
-/** A readings row on its way to the store. */
-export interface RowOut {
-  kind: string
-  recordedAt: string
-  value: number
-  unit: string | null
-  canonicalValue: number | null
-  canonicalUnit: string | null
-  flags: string[]
-  /**
-   * The raw payload as a JSON value (an object is stored as its text, a string as itself), as
-   * text or as its UTF-8 bytes.
-   */
-  rawJson: string | Uint8Array
-  ingestedAt: string
-  version: number
-  /**
-   * The columns of the status report the row carries, as JSON text starting with a comma
-   * (`statusColumns`; Store.rollupFedApart only, status.ts), else ''.
-   */
-  statusJson: string
-}
-
-/**
- * One JSONEachRow line, written by hand: this runs for every reading, and building an
- * object to hand to JSON.stringify cost more than the rest of the actor's turn. Written in
- * three pieces so the raw payload goes into the body as the string it already is: as one
- * template the line was a new string holding a copy of it (2 KB for a telegram), made only
- * to be encoded and dropped: a fifth of what a telegram turn allocated.
- */
-function writeRow(out: BodyWriter, ws: number, meterId: number, r: RowOut): void {
-  out.text(
-    `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}",` +
-      `"value":${numOrNull(r.value)},"unit":${jsonOrNull(r.unit)},` +
-      `"canonical_value":${numOrNull(r.canonicalValue)},"canonical_unit":${jsonOrNull(r.canonicalUnit)},` +
-      `"quality_flags":${r.flags.length ? JSON.stringify(r.flags) : '[]'},` +
-      `"raw_payload":`,
-  )
-  if (typeof r.rawJson === 'string') out.text(r.rawJson)
-  else out.bytes(r.rawJson)
-  out.text(`,"ingested_at":"${r.ingestedAt}","version":${r.version}${r.statusJson}}\n`)
-}
-
-/**
- * The status columns of a row carrying a status report (STATUS_MARK first), else nothing.
- * Made once per row: both its readings line and its feed line carry them.
- */
-function statusColumns(status: ActorReading['status']): string {
-  if (!status) return ''
-  return `,${STATUS_MARK},"status_raw_flags":${JSON.stringify(status.rawFlags)},"status_codes":${JSON.stringify(status.statuses)}`
-}
-
 /**
  * The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts), and
  * those of the status report it carries (status.ts).
  */
 function feedLine(ws: number, meterId: number, r: RowOut): string {
-  const status = r.statusJson ? `,"version":${r.version}${r.statusJson}` : ''
+  const status = r.status
+    ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
+    : ''
   return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
 }
 
@@ -427,10 +382,10 @@ export class MeterActor {
         canonicalValue: c.canonicalValue,
         canonicalUnit: c.canonicalUnit,
         flags: res.flags,
-        rawJson: r.rawPayload,
+        rawTsv: r.rawPayload,
         ingestedAt: now,
         version: this.env.store.version(),
-        statusJson: this.env.store.rollupFedApart ? statusColumns(r.status) : '',
+        status: this.env.store.rollupFedApart ? r.status : null,
       })
       for (const ch of res.changed)
         (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
@@ -464,25 +419,10 @@ export class MeterActor {
       )
       if (!flags) continue
       turn.rows.push({
-        kind: old.kind,
-        recordedAt: old.recorded_at,
-        value: Number(old.value),
-        unit: old.unit,
-        canonicalValue: old.canonical_value === null ? null : Number(old.canonical_value),
-        canonicalUnit: old.canonical_unit,
+        ...rowOutOf(old),
         flags,
-        rawJson: JSON.stringify(old.raw_payload),
-        ingestedAt: old.ingested_at,
         // Above the stored row's version, whichever instance's clock wrote it (HLC).
         version: this.env.store.versionAfter(old.version),
-        // Kept: until the feed has written it, the row is where its status report is.
-        statusJson:
-          Number(old.has_status) === 1
-            ? statusColumns({
-                rawFlags: old.status_raw_flags ?? [],
-                statuses: old.status_codes ?? [],
-              })
-            : '',
       })
     }
   }
@@ -522,9 +462,11 @@ export class MeterActor {
     turn.status = out
   }
 
-  /** Phase 4, write (this turn's part): the readings rows as JSONEachRow lines, into `out`. */
+  /** Phase 4, write (this turn's part): the readings rows as TabSeparated lines, into `out`. */
   body(turn: Turn, out: BodyWriter): void {
-    for (const row of turn.rows) writeRow(out, turn.meter.workspace_id, turn.meter.id, row)
+    const carried = this.env.store.rollupFedApart
+    for (const row of turn.rows)
+      writeReadingRow(out, turn.meter.workspace_id, turn.meter.id, row, carried)
   }
 
   /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */

@@ -19,16 +19,15 @@ export type TelegramOutcome =
        * in the worker, so the main thread never materialises record objects.
        */
       rawPayload: string
-      /**
-       * rawPayload as a JSON string literal, as the readings INSERT carries it (from the pool
-       * the worker writes it, and rawPayload is parsed out of it on read: wire.ts).
-       */
+      /** rawPayload as a JSON string literal. */
       rawJson: string
       /**
-       * From the pool: rawJson's UTF-8 bytes as the worker wrote them, a view of the batch's
-       * result buffer. Ingest writes them into the INSERT body as they are (no string made).
+       * From the pool: rawPayload as the readings INSERT carries it, a TabSeparated field
+       * (`inTsv`), in UTF-8 as the worker wrote it: a view of the batch's result buffer.
+       * Ingest writes these bytes into the INSERT body as they are (no string made), and
+       * rawPayload, rawJson and records are made from them only when read (wire.ts).
        */
-      rawJsonBytes?: Uint8Array
+      rawTsvBytes?: Uint8Array
       /** `{ link, records }`; from the pool parsed lazily out of rawPayload on read. */
       records: unknown
       /** fingerprintOf: access number and application bytes, for repeats heard by several gateways. */
@@ -327,9 +326,9 @@ export function linkInfo(core: DecoderCore): Record<string, unknown> {
 // without the intermediate objects: the worker builds every stored raw payload with it.
 // Must stay byte-identical to JSON.stringify of those objects
 // (test/decode/raw-payload.test.ts checks every vector and fuzzed frames). The same writer
-// also writes that text already escaped as the inside of a JSON string literal, from
-// escaped fragments, which is how the readings INSERT carries it (decode/wire.ts): escaping
-// 2 KB afterwards cost ~8 µs a telegram, JSON.stringify ~9.
+// also writes that text already escaped as a TabSeparated field, from escaped fragments,
+// which is how the readings INSERT carries it (decode/wire.ts): escaping 2 KB afterwards
+// cost ~8 µs a telegram as a JSON literal, JSON.stringify ~9.
 
 /** A JSON number the way JSON.stringify writes one (non-finite becomes null). */
 function jnum(n: number): string {
@@ -339,8 +338,14 @@ function jnum(n: number): string {
 /** Chars from F bytes: JSON.stringify escapes what needs escaping. */
 const jstr = JSON.stringify as (s: string) => string
 
-/** `s` as it reads inside a JSON string literal. */
-export const inLiteral = (s: string) => jstr(s).slice(1, -1)
+/**
+ * JSON text as a TabSeparated field (store/sql.ts `tsvText`): JSON has no raw tab or newline,
+ * so only its backslashes are escaped, and unescaping is halving them (`fromTsv`).
+ */
+export const inTsv = (s: string) => (s.includes('\\') ? s.replaceAll('\\', '\\\\') : s)
+
+/** `inTsv` undone. */
+export const fromTsv = (s: string) => (s.includes('\\') ? s.replaceAll('\\\\', '\\') : s)
 
 /** The writer's constant pieces, and its JSON string writer, plain or escaped. */
 function fragments(f: (s: string) => string) {
@@ -382,7 +387,7 @@ function fragments(f: (s: string) => string) {
 }
 type Fragments = ReturnType<typeof fragments>
 const PLAIN: Fragments = fragments((s) => s)
-const ESCAPED: Fragments = fragments(inLiteral)
+const IN_TSV: Fragments = fragments(inTsv)
 
 function linkJson(core: DecoderCore, J: Fragments): string {
   const { CTRL } = core
@@ -472,9 +477,9 @@ export function decodedJson(core: DecoderCore): string {
   return decodedWith(core, PLAIN)
 }
 
-/** decodedJson as it reads inside a JSON string literal, written as such (no second pass). */
-export function decodedJsonInLiteral(core: DecoderCore): string {
-  return decodedWith(core, ESCAPED)
+/** decodedJson as a TabSeparated field (`inTsv`), written as such (no second pass). */
+export function decodedJsonInTsv(core: DecoderCore): string {
+  return decodedWith(core, IN_TSV)
 }
 
 export function identifierOf(core: DecoderCore): string {

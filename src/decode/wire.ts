@@ -2,20 +2,18 @@
 // batch. Per telegram (8-byte aligned): Int32 header [code, reason, jsonLen, unit],
 // then for decoded telegrams Int32 [st, errFlags, hasId, id or wired address],
 // Float64 value, Int32 telegram fingerprint (+ 4 padding), and the stored raw payload
-// (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`) as a UTF-8 JSON string
-// literal, padded to 8, built in the worker. The main thread only slices that literal into a
-// string, which the readings INSERT carries as it is: chDB reads a 2 KB payload given as a
-// string for ~12 CPU ms per 1,000 rows less than the same text given as an object
-// (docs/decoders.md; commit c44c735 has the measurements). Nothing builds record objects
-// (`rawPayload` and `records` are parsed out of the literal on read).
+// (`{"telegram":"<hex>","decoded":{"link":…,"records":[…]}}`) in UTF-8 as a TabSeparated
+// field (`inTsv`: its backslashes doubled), padded to 8, built in the worker. The readings
+// INSERT carries those bytes as they are (docs/decoders.md). Nothing builds record objects
+// (`rawPayload` and `records` are made from the bytes on read).
 // After the telegrams: Int32 length, then the batch's compact-format events as JSON
 // (rare: a format new to the worker, or one it did not know).
 import type { DecoderCore } from './core.js'
 import { RC, REASONS, E, S } from './layout.js'
 import {
-  decodedJsonInLiteral,
+  decodedJsonInTsv,
   fingerprintOf,
-  inLiteral,
+  fromTsv,
   printedId,
   selectedValue,
   statusFlags,
@@ -31,10 +29,10 @@ export const REASON_INTERNAL = 254
 const pad8 = (n: number) => (n + 7) & ~7
 
 const UNITS = [null, 'kwh', 'm3'] as const
-// The literal's fixed parts: `"{\"telegram\":\"`, `\",\"decoded\":` and `}"`.
-const PRE = Buffer.from('"' + inLiteral('{"telegram":"'), 'latin1')
-const MID = Buffer.from(inLiteral('","decoded":'), 'latin1')
-const END = Buffer.from('}"', 'latin1')
+// The payload's fixed parts (no backslash in them: the same escaped or not).
+const PRE = Buffer.from('{"telegram":"', 'latin1')
+const MID = Buffer.from('","decoded":', 'latin1')
+const END = Buffer.from('}', 'latin1')
 const OK_HEAD = 16 + 16 + 8 + 8 // + Int32 fingerprint, padding
 
 /**
@@ -97,7 +95,7 @@ export class ResultWriter {
    */
   ok(core: DecoderCore, hex: Uint8Array): void {
     const { CTRL } = core
-    const decoded = decodedJsonInLiteral(core)
+    const decoded = decodedJsonInTsv(core)
     // UTF-8 needs at most 2 bytes per char here (every char is < U+0100), 3 is safe anyway
     this.ensure(
       OK_HEAD + PRE.length + hex.length + MID.length + 3 * decoded.length + END.length + 8,
@@ -148,7 +146,7 @@ function reasonText(code: number, reason: number): string {
 
 /**
  * An ok outcome read from the wire: the payload stays the worker's UTF-8 bytes (a view of the
- * result buffer); `rawJson`, `rawPayload` and `records` are made from them on read (tests,
+ * result buffer); `rawPayload`, `rawJson` and `records` are made from them on read (tests,
  * back-compat).
  */
 class DecodedTelegram {
@@ -159,20 +157,17 @@ class DecodedTelegram {
     readonly unit: 'kwh' | 'm3' | null,
     readonly rawFlags: string[],
     readonly statuses: string[],
-    readonly rawJsonBytes: Uint8Array,
+    readonly rawTsvBytes: Uint8Array,
     readonly fingerprint: number,
   ) {}
 
-  get rawJson(): string {
-    return Buffer.from(
-      this.rawJsonBytes.buffer,
-      this.rawJsonBytes.byteOffset,
-      this.rawJsonBytes.length,
-    ).toString('utf8')
+  get rawPayload(): string {
+    const b = this.rawTsvBytes
+    return fromTsv(Buffer.from(b.buffer, b.byteOffset, b.length).toString('utf8'))
   }
 
-  get rawPayload(): string {
-    return JSON.parse(this.rawJson) as string
+  get rawJson(): string {
+    return JSON.stringify(this.rawPayload)
   }
 
   get records(): unknown {

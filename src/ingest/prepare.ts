@@ -11,6 +11,7 @@ import {
 } from '../decode/index.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { Meter, MeterRepo } from '../store/meters.js'
+import { tsvText } from '../store/sql.js'
 import type { Profile, ProfileRepo } from '../store/profiles.js'
 import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload } from './schema.js'
 import { parseIsoTimestamp } from './timestamps.js'
@@ -54,10 +55,9 @@ export interface PreparedItem {
   /** A per-item outcome decided before admission (telegram outcomes). */
   rejection?: { status: ItemStatus; reason?: string }
   /**
-   * What the device sent, kept on the stored reading, as the JSON value the readings INSERT
-   * carries: an object's JSON text (stored as that text), or for telegrams a string literal
-   * holding the text (written by the decoder worker: chDB reads it cheaper, decode/wire.ts),
-   * given as the worker's UTF-8 bytes when it came from the pool.
+   * What the device sent, kept on the stored reading: its JSON text as the TabSeparated field
+   * the readings INSERT carries (store/sql.ts `tsvText`); a decoded telegram's as the decoder
+   * worker's UTF-8 bytes when it came from the pool (decode/wire.ts).
    */
   rawPayload: string | Uint8Array
   /** Telegram awaiting decoding with the meter's key (if any). */
@@ -309,7 +309,7 @@ function preparedItem(
     rawPayload:
       hasPayload && profile.key === 'wmbus_oms'
         ? ''
-        : JSON.stringify(hasPayload ? item.payload : item),
+        : tsvText(JSON.stringify(hasPayload ? item.payload : item)),
     kind: 'saldo',
     readings: [],
     pulse: undefined,
@@ -489,8 +489,8 @@ async function decodeTelegrams(
       it.readings = [{ kind: 'saldo', value: o.value, unit: o.unit }]
       it.rawFlags = o.rawFlags
       it.statuses = o.statuses
-      // {"telegram":hex,"decoded":{link,records}} as a string literal, built by the worker
-      it.rawPayload = o.rawJsonBytes ?? o.rawJson
+      // {"telegram":hex,"decoded":{link,records}} as a TabSeparated field, built by the worker
+      it.rawPayload = o.rawTsvBytes ?? tsvText(o.rawPayload)
     } else if (o.status === 'invalid') {
       // inspectTelegram passed, so the frame is well formed; the decoder found more.
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }

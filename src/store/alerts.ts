@@ -49,7 +49,7 @@ export class AlertStore {
       params,
       created_at: new Date(now).toISOString(),
     }
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'alert_rules',
       JSON.stringify({
         ...rule,
@@ -107,7 +107,7 @@ export class AlertStore {
   }
 
   async save(a: Alert): Promise<void> {
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'alerts',
       JSON.stringify({
         ...a,
@@ -132,7 +132,7 @@ export class AlertStore {
     a: { workspace_id: number; rule_id: number; meter_id: number; id?: number },
     waiting: boolean,
   ): Promise<void> {
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'alert_rearm',
       JSON.stringify({
         workspace_id: a.workspace_id,

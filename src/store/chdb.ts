@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
 import { BodyFiles, FILE_BODY_MIN_BYTES } from './body-files.js'
-import { jsonInsertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
+import { insertFormat, insertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
 
 /** Sessions for look-ups and statements, and for INSERTs (see `SessionPool`). */
 const READ_SESSIONS = 3
@@ -115,25 +115,31 @@ export class ChdbSql implements Sql {
     )
   }
 
-  async insertJsonEachRow(
-    table: string,
-    rows: Buffer | string,
-    opts: InsertOptions = {},
-  ): Promise<void> {
+  async insert(table: string, rows: Buffer | string, opts: InsertOptions = {}): Promise<void> {
     if (rows.length === 0) return
     const values = typeof rows === 'string' ? Buffer.from(rows) : rows
-    const settings = { async_insert: 0, ...jsonInsertSettings(opts) }
+    const format = insertFormat(opts)
+    const settings = { async_insert: 0, ...insertSettings(opts) }
     if (values.length < FILE_BODY_MIN_BYTES) {
-      await this.writes.run((s) => s.insert({ table, values, format: 'JSONEachRow', settings }))
+      await this.writes.run((s) =>
+        s.insert({
+          table,
+          values,
+          format,
+          settings,
+          ...(opts.columns ? { columns: opts.columns } : {}),
+        }),
+      )
       return
     }
+    const columns = opts.columns ? ` (${opts.columns.join(', ')})` : ''
     const set = Object.entries(settings)
       .map(([k, v]) => `${k} = ${v}`)
       .join(', ')
     await this.bodies.with(values, (file) =>
       this.writes.run((s) =>
         s.queryAsync(
-          `INSERT INTO ${table} FROM INFILE '${file.replace(/[\\']/g, '\\$&')}' SETTINGS ${set} FORMAT JSONEachRow`,
+          `INSERT INTO ${table}${columns} FROM INFILE '${file.replace(/[\\']/g, '\\$&')}' SETTINGS ${set} FORMAT ${format}`,
           { format: 'Null' },
         ),
       ),

@@ -132,7 +132,7 @@ export class EventRepo {
   }
 
   async saveSubscription(sub: Subscription): Promise<void> {
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       'event_subscriptions',
       JSON.stringify({
         ...sub,
@@ -230,7 +230,7 @@ export class EventRepo {
     const out: Mail[] = []
     for (const m of mails) out.push({ ...m, id: await this.store.nextId('mails') })
     if (out.length)
-      await this.sql.insertJsonEachRow(
+      await this.sql.insert(
         'mails',
         out.map((m) => JSON.stringify({ ...m, created_at: chTime(m.created_at) })).join('\n'),
       )

@@ -71,7 +71,7 @@ export async function insertExchange(
   },
 ): Promise<number> {
   const id = await store.nextId('meter_exchanges')
-  await store.sql.insertJsonEachRow(
+  await store.sql.insert(
     'meter_exchanges',
     JSON.stringify({
       workspace_id: e.ws,

@@ -7,7 +7,7 @@
 import { insertChannel } from './channel.js'
 import type { InsertOptions, Sql } from './sql.js'
 
-/** JSONEachRow rows as text or as UTF-8 bytes (body-writer.ts). */
+/** Rows in the writer's format (sql.ts `InsertOptions`), as text or UTF-8 bytes (body-writer.ts). */
 export type Rows = string | Buffer
 
 interface Pending {
@@ -68,19 +68,15 @@ export class GroupCommit {
   }
 
   /**
-   * Queues JSONEachRow text holding `rows` rows; resolves once they are stored. `lingerMs`
-   * (default: the writer's) is how long these rows may wait for others: a batch starts when
+   * Queues `rows` rows in the writer's format (JSONEachRow, or TabSeparated lines of
+   * `insert.columns`); resolves once they are stored. `lingerMs` (default: the writer's) is
+   * how long these rows may wait for others: a batch starts when
    * its most urgent row's linger ends, so rows nobody waits for ride along with the next
    * urgent INSERT instead of writing one of their own. `companion` is what `stored` gets for
    * these rows once they are stored (another table's rows derived from them, say), in place
    * of the rows themselves.
    */
-  write(
-    jsonEachRow: Rows,
-    rows: number,
-    lingerMs = this.lingerMs,
-    companion: Rows = jsonEachRow,
-  ): Promise<void> {
+  write(text: Rows, rows: number, lingerMs = this.lingerMs, companion: Rows = text): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const p = (this.pending ??= {
@@ -92,7 +88,7 @@ export class GroupCommit {
         dueAt: Infinity,
       })
       p.dueAt = Math.min(p.dueAt, performance.now() + lingerMs)
-      p.chunks.push(jsonEachRow)
+      p.chunks.push(text)
       p.counts.push(rows)
       p.companions.push(companion)
       p.rows += rows
@@ -150,7 +146,7 @@ export class GroupCommit {
           i++
         }
         const bytes = joinRows(batch.chunks.slice(from, i))
-        await this.sql.insertJsonEachRow(this.table, bytes, this.insertOptions)
+        await this.sql.insert(this.table, bytes, this.insertOptions)
         if (this.stored) this.stored(bytes, joinRows(batch.companions.slice(from, i)))
       }
       const ms = performance.now() - started

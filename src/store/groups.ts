@@ -53,14 +53,14 @@ export class GroupRepo {
   async save(groups: MeterGroup[]): Promise<void> {
     if (!groups.length) return
     const v = await this.store.sharedVersion()
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       'meter_groups',
       groups.map((g) => JSON.stringify({ ...g, deleted: 0, version: v })).join('\n'),
     )
   }
 
   async delete(g: MeterGroup): Promise<void> {
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       'meter_groups',
       JSON.stringify({ ...g, deleted: 1, version: await this.store.sharedVersion() }),
     )

@@ -19,7 +19,7 @@ export class ImportStore {
   constructor(private readonly store: Store) {}
 
   async save(r: ImportRecord): Promise<void> {
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'imports',
       JSON.stringify({
         ...r,

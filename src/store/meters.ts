@@ -476,7 +476,7 @@ export class MeterRepo {
     const meters = made.map((f, i) => meterWith(f, first + i, ws, created_at))
     let body = ''
     for (const m of meters) body += meterLine(m, version, 0, createdAt)
-    await this.sql.insertJsonEachRow('meters', body)
+    await this.sql.insert('meters', body)
     for (const m of meters) {
       idx.byIdentifier.set(m.meter_identifier, m)
       idx.byId.set(m.id, m)

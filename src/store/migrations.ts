@@ -356,7 +356,7 @@ export async function migrate(sql: Sql, schema: SchemaOptions = {}): Promise<num
   for (const m of migrations) {
     if (done.has(m.version)) continue
     for (const s of m.statements(o)) await sql.exec(s)
-    await sql.insertJsonEachRow(
+    await sql.insert(
       'schema_migrations',
       JSON.stringify({ version: m.version, name: m.name, applied_at: chTime(Date.now()) }),
     )

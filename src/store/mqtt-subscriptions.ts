@@ -68,7 +68,7 @@ export class MqttSubscriptionRepo {
 
   async save(sub: Omit<MqttSubscription, 'version'>, deleted = false): Promise<MqttSubscription> {
     const version = await this.store.sharedVersion()
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'mqtt_subscriptions',
       JSON.stringify({
         ...sub,

@@ -113,7 +113,7 @@ export class ProfileRepo {
       )
       return Number(r?.m ?? 0)
     })
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       'profiles',
       JSON.stringify({
         workspace_id: ws,

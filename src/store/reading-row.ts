@@ -1,3 +1,6 @@
+import type { BodyWriter } from './body-writer.js'
+import { tsvArray, tsvNum, tsvOrNull, tsvText } from './sql.js'
+
 // A stored `readings` row as SELECT * returns it. 64-bit integers arrive as numbers from
 // chDB and as strings from a ClickHouse server, hence the unions.
 export interface StoredReadingRow {
@@ -17,4 +20,95 @@ export interface StoredReadingRow {
   has_status?: number
   status_raw_flags?: string[]
   status_codes?: string[]
+}
+
+/** A readings row on its way to the store (the meter actor's rows, written by `writeReadingRow`). */
+export interface RowOut {
+  kind: string
+  recordedAt: string
+  value: number
+  unit: string | null
+  canonicalValue: number | null
+  canonicalUnit: string | null
+  flags: string[]
+  /**
+   * The raw payload as a TabSeparated field: its stored text (JSON) with backslash, tab and
+   * newline escaped (`tsvText`), as text or as its UTF-8 bytes (a telegram's, as the decoder
+   * worker wrote them).
+   */
+  rawTsv: string | Uint8Array
+  ingestedAt: string
+  version: number
+  /** The status report the row carries (embedded engine only, status.ts), else null. */
+  status: { rawFlags: string[]; statuses: string[] } | null
+}
+
+/** A stored row as a row to write again (the actor's restate gives it new flags and version). */
+export function rowOutOf(old: StoredReadingRow): RowOut {
+  return {
+    kind: old.kind,
+    recordedAt: old.recorded_at,
+    value: Number(old.value),
+    unit: old.unit,
+    canonicalValue: old.canonical_value === null ? null : Number(old.canonical_value),
+    canonicalUnit: old.canonical_unit,
+    flags: old.quality_flags,
+    rawTsv: tsvText(old.raw_payload),
+    ingestedAt: old.ingested_at,
+    version: Number(old.version),
+    // Kept: until the feed has written it, the row is where its status report is.
+    status:
+      Number(old.has_status) === 1
+        ? { rawFlags: old.status_raw_flags ?? [], statuses: old.status_codes ?? [] }
+        : null,
+  }
+}
+
+const COLUMNS = [
+  'workspace_id',
+  'meter_id',
+  'kind',
+  'recorded_at',
+  'value',
+  'unit',
+  'canonical_value',
+  'canonical_unit',
+  'quality_flags',
+  'raw_payload',
+  'ingested_at',
+  'version',
+] as const
+const WITH_STATUS = [...COLUMNS, 'has_status', 'status_raw_flags', 'status_codes'] as const
+
+/**
+ * The columns of the readings writer's TabSeparated rows, in order: with the status report
+ * columns where readings rows carry them (the embedded engine, migration 13).
+ */
+export const readingsColumns = (statusCarried: boolean): readonly string[] =>
+  statusCarried ? WITH_STATUS : COLUMNS
+
+/**
+ * One readings row as a TabSeparated line (`readingsColumns`), written by hand: this runs for
+ * every reading. In three pieces, so the raw payload goes into the body as it already is
+ * (a telegram's 2 KB is never copied into a row string first).
+ */
+export function writeReadingRow(
+  out: BodyWriter,
+  ws: number,
+  meterId: number,
+  r: RowOut,
+  statusCarried: boolean,
+): void {
+  out.text(
+    `${ws}\t${meterId}\t${r.kind}\t${r.recordedAt}\t${tsvNum(r.value)}\t${tsvOrNull(r.unit)}\t` +
+      `${tsvNum(r.canonicalValue)}\t${tsvOrNull(r.canonicalUnit)}\t${tsvArray(r.flags)}\t`,
+  )
+  if (typeof r.rawTsv === 'string') out.text(r.rawTsv)
+  else out.bytes(r.rawTsv)
+  const status = !statusCarried
+    ? ''
+    : r.status
+      ? `\t1\t${tsvArray(r.status.rawFlags)}\t${tsvArray(r.status.statuses)}`
+      : '\t0\t[]\t[]'
+  out.text(`\t${r.ingestedAt}\t${r.version}${status}\n`)
 }

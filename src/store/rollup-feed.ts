@@ -81,7 +81,7 @@ export class RollupFeed {
     this.bytes = 0
     const body = joinRows(rows)
     this.running = this.sql
-      .insertJsonEachRow(ROLLUP_FEED, body, { skipUnknownFields: true })
+      .insert(ROLLUP_FEED, body, { skipUnknownFields: true })
       .catch((err: unknown) => {
         // Not lost: back in front of what arrived meanwhile, for the next try.
         this.pending.unshift(body)
@@ -133,6 +133,6 @@ export async function rollupCurrent(sql: Sql): Promise<void> {
  */
 export async function insertReadings(sql: Sql, rows: Buffer | string): Promise<void> {
   const body = typeof rows === 'string' ? Buffer.from(rows) : rows
-  await sql.insertJsonEachRow('readings', body)
+  await sql.insert('readings', body)
   rollupFeed(sql)?.add(body)
 }

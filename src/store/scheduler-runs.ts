@@ -12,10 +12,7 @@ export interface SchedulerRun {
 }
 
 export async function recordSchedulerRun(sql: Sql, run: SchedulerRun): Promise<void> {
-  await sql.insertJsonEachRow(
-    'scheduler_runs',
-    JSON.stringify({ ...run, ran_at: chTime(run.ran_at) }),
-  )
+  await sql.insert('scheduler_runs', JSON.stringify({ ...run, ran_at: chTime(run.ran_at) }))
 }
 
 /** When the last pass of any instance ran (ISO), or null before the first. */

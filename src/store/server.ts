@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream'
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { forCluster } from './cluster.js'
-import { jsonInsertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
+import { insertFormat, insertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
 
 export interface ServerSqlOptions {
   /** CLICKHOUSE_CLUSTER: tables are Distributed over `<table>_local` (cluster.ts). */
@@ -64,20 +64,16 @@ export class ServerSql implements Sql {
     await this.client.command({ query, query_params: params })
   }
 
-  async insertJsonEachRow(
-    table: string,
-    rows: Buffer | string,
-    opts: InsertOptions = {},
-  ): Promise<void> {
+  async insert(table: string, rows: Buffer | string, opts: InsertOptions = {}): Promise<void> {
     if (rows.length === 0) return
     // The bytes we built go out as the request body, untouched: `insert` would
     // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
     const r = await this.client.exec({
-      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+      query: `INSERT INTO ${table}${opts.columns ? ` (${opts.columns.join(', ')})` : ''} FORMAT ${insertFormat(opts)}`,
       values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
         objectMode: false,
       }),
-      clickhouse_settings: jsonInsertSettings(opts),
+      clickhouse_settings: insertSettings(opts),
     })
     // Drain the (empty) answer so the socket goes back to the pool.
     r.stream.resume()

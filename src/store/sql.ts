@@ -12,6 +12,13 @@ export interface SchemaOptions {
 export type Params = Record<string, unknown>
 
 export interface InsertOptions {
+  /**
+   * The rows are TabSeparated lines of these columns, in this order; without it they are
+   * JSONEachRow lines. The readings writer uses TabSeparated: ClickHouse parses it for less
+   * than JSON, most of all a raw payload, which JSON carries as an escaped string
+   * (docs/benchmarks.md).
+   */
+  columns?: readonly string[]
   /** Fields the table has no column for are skipped (the rollup feed reads readings rows). */
   skipUnknownFields?: boolean
   /**
@@ -23,14 +30,18 @@ export interface InsertOptions {
   collapseInMerges?: boolean
 }
 
+/** The input format of an INSERT made with `opts`. */
+export const insertFormat = (opts: InsertOptions) =>
+  opts.columns ? ('TabSeparated' as const) : ('JSONEachRow' as const)
+
 /**
- * ClickHouse settings of a JSONEachRow INSERT, the same for both transports. A JSON object
- * in a String column is stored as its text (raw payloads are embedded unescaped, saving a
- * second encoding pass per reading).
+ * ClickHouse settings of an INSERT, the same for both transports. A JSON object in a String
+ * column is stored as its text (raw payloads are embedded unescaped, saving a second
+ * encoding pass per reading).
  */
-export function jsonInsertSettings(opts: InsertOptions): Record<string, 0 | 1> {
+export function insertSettings(opts: InsertOptions): Record<string, 0 | 1> {
   return {
-    input_format_json_read_objects_as_strings: 1,
+    ...(opts.columns ? {} : { input_format_json_read_objects_as_strings: 1 }),
     ...(opts.skipUnknownFields ? { input_format_skip_unknown_fields: 1 } : {}),
     ...(opts.collapseInMerges ? { optimize_on_insert: 0 } : {}),
   }
@@ -43,16 +54,49 @@ export const jsonOrNull = (v: string | null) => (v === null ? 'null' : JSON.stri
 export const numOrNull = (v: number | null) =>
   v === null || !Number.isFinite(v) ? 'null' : String(v)
 
+// TabSeparated fields written by hand. A String field is its text with backslash, tab and
+// newline escaped; `\N` is NULL. An array field is not escaped as a field: ClickHouse reads
+// `['a','b']` with each element a quoted literal (backslash and quote escaped, and tab and
+// newline too, so that no row spans two lines).
+const TSV_SPECIAL = /[\\\t\n]/
+const TSV_SPECIAL_ALL = /[\\\t\n]/g
+const QUOTED_SPECIAL = /[\\'\t\n]/
+const QUOTED_SPECIAL_ALL = /[\\'\t\n]/g
+const ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\t': '\\t', '\n': '\\n' }
+const escape = (c: string) => ESCAPES[c]!
+
+/** A String field: `s` with backslash, tab and newline escaped. */
+export const tsvText = (s: string) => (TSV_SPECIAL.test(s) ? s.replace(TSV_SPECIAL_ALL, escape) : s)
+
+/** A nullable String field. */
+export const tsvOrNull = (v: string | null) => (v === null ? '\\N' : tsvText(v))
+
+/** A nullable number field; a non-finite number is NULL. */
+export const tsvNum = (v: number | null) => (v === null || !Number.isFinite(v) ? '\\N' : String(v))
+
+/** An Array(String) field. */
+export function tsvArray(items: readonly string[]): string {
+  if (items.length === 0) return '[]'
+  let s = '['
+  for (let i = 0; i < items.length; i++) {
+    const t = items[i]!
+    s +=
+      (i ? ",'" : "'") + (QUOTED_SPECIAL.test(t) ? t.replace(QUOTED_SPECIAL_ALL, escape) : t) + "'"
+  }
+  return s + ']'
+}
+
 export interface Sql {
   /** Runs a SELECT and returns its rows (JSONEachRow; 64-bit integers arrive as strings). */
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>
   /** Runs a statement without a result (DDL, ALTER, lightweight DELETE). */
   exec(sql: string, params?: Params): Promise<void>
   /**
-   * Inserts rows given as JSONEachRow bytes (one JSON object per line). A JSON object given
-   * for a String column is stored as its JSON text.
+   * Inserts rows given as JSONEachRow bytes (one JSON object per line), or as TabSeparated
+   * lines of `opts.columns`. A JSON object given for a String column is stored as its JSON
+   * text.
    */
-  insertJsonEachRow(table: string, rows: Buffer | string, opts?: InsertOptions): Promise<void>
+  insert(table: string, rows: Buffer | string, opts?: InsertOptions): Promise<void>
   /**
    * Runs a SELECT and yields its result as bytes in a ClickHouse output format (CSVWithNames,
    * JSONEachRow, Parquet, ...) chunk by chunk, so exports never hold the whole result.

@@ -6,6 +6,7 @@ import { withLease, type LeaseWait } from '../coord/exclusive.js'
 import { ChdbSql } from './chdb.js'
 import { withReadingsPartsHeld } from './crash-window.js'
 import { GroupCommit } from './group-commit.js'
+import { readingsColumns } from './reading-row.js'
 import { migrate } from './migrations.js'
 import { markHoursMissedByACrash } from './rollup.js'
 import { restoreStatusMissedByACrash } from './status.js'
@@ -53,14 +54,15 @@ export class Store {
     private readonly coord: Coord,
   ) {
     // Embedded: stored rows go on to the rollup, written apart (rollup-feed.ts), as the
-    // feed lines their writers gave along.
+    // feed lines their writers gave along (every write gives them: the rows themselves are
+    // TabSeparated, the feed reads JSONEachRow).
     const feed = rollupFeed(sql)
     this.rollupFedApart = feed !== null
     // Both tables are read under FINAL, argMax, LIMIT 1 BY or GROUP BY (history.ts,
     // readings-query.ts, status.ts); the crash checks count physical rows on purpose.
     const insert = { collapseInMerges: true }
     this.readings = new GroupCommit(sql, 'readings', {
-      insert,
+      insert: { ...insert, columns: readingsColumns(feed !== null) },
       ...(feed ? { stored: (_rows, feedLines) => feed.add(feedLines) } : {}),
     })
     this.statusReports = new GroupCommit(sql, 'status_reports', { insert })

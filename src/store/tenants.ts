@@ -95,7 +95,7 @@ export class TenantRepo {
   }
 
   private async put(table: string, row: Record<string, unknown>): Promise<void> {
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       table,
       JSON.stringify({ ...row, version: await this.store.sharedVersion() }),
     )

@@ -47,7 +47,7 @@ export class TransferStore {
   }
 
   async save(t: Transfer, deleted = false): Promise<void> {
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'transfers',
       JSON.stringify({
         ...t,

@@ -50,7 +50,7 @@ export class WebhookEndpointStore {
   /** Stores a new version of the endpoint; returns that version. */
   async save(ep: Omit<WebhookEndpointRow, 'version'>): Promise<number> {
     const version = await this.store.sharedVersion()
-    await this.store.sql.insertJsonEachRow(
+    await this.store.sql.insert(
       'webhook_endpoints',
       JSON.stringify({
         ...ep,

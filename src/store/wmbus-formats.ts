@@ -69,7 +69,7 @@ export class WmbusFormatRepo implements FormatBook {
     const fresh = formats.filter((f) => this.known.get(formatKey(f)) !== f.format)
     if (fresh.length === 0) return
     const learned_at = chTime(this.now())
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       'wmbus_formats',
       toJsonEachRow(
         fresh.map((f) => ({

@@ -38,7 +38,7 @@ export class WmbusQuarantineRepo {
   /** Keeps `rows`, then applies the bounds to the meters they belong to. */
   async keep(rows: QuarantinedTelegram[]): Promise<void> {
     if (!rows.length) return
-    await this.sql.insertJsonEachRow(
+    await this.sql.insert(
       'wmbus_quarantine',
       toJsonEachRow(
         rows.map((r) => ({

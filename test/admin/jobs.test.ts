@@ -198,7 +198,7 @@ t.test(
       canonical: number | null,
       flags: string[],
     ) =>
-      s.store.sql.insertJsonEachRow(
+      s.store.sql.insert(
         'readings',
         JSON.stringify({
           workspace_id: ws,

@@ -81,24 +81,24 @@ t.test('slow storage: concurrent requests share inserts and are all answered', a
     },
   })
   t.equal(first.status, 201)
-  const real = sql.insertJsonEachRow.bind(sql)
+  const real = sql.insert.bind(sql)
   let inserts = 0
   let concurrent = 0
   let peak = 0
-  sql.insertJsonEachRow = async (table, rows) => {
-    if (table !== 'readings') return real(table, rows)
+  sql.insert = async (table, rows, opts) => {
+    if (table !== 'readings') return real(table, rows, opts)
     inserts++
     concurrent++
     peak = Math.max(peak, concurrent)
     await new Promise((r) => setTimeout(r, 300))
     try {
-      return await real(table, rows)
+      return await real(table, rows, opts)
     } finally {
       concurrent--
     }
   }
   t.teardown(() => {
-    sql.insertJsonEachRow = real
+    sql.insert = real
   })
   const rss = process.memoryUsage().rss
   const answers = await Promise.all(

@@ -44,14 +44,14 @@ export async function openTmpStore(): Promise<TmpStore> {
  * back): how many parts a change of many rows wrote.
  */
 export function countInserts(t: Test, sql: Sql, table: string): () => number {
-  const real = sql.insertJsonEachRow.bind(sql)
+  const real = sql.insert.bind(sql)
   let n = 0
-  sql.insertJsonEachRow = async (to, body, opts) => {
+  sql.insert = async (to, body, opts) => {
     if (to === table) n++
     return real(to, body, opts)
   }
   t.teardown(() => {
-    sql.insertJsonEachRow = real
+    sql.insert = real
   })
   return () => n
 }

@@ -46,7 +46,7 @@ export async function insertStatus(
   raw: string[],
   statuses: string[],
 ): Promise<void> {
-  await s.app.parts.store.sql.insertJsonEachRow(
+  await s.app.parts.store.sql.insert(
     'status_reports',
     JSON.stringify({
       workspace_id: ws,

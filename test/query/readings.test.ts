@@ -544,7 +544,7 @@ t.test(
     await insertReadings(s, a.workspaceId, [
       { meter: m.id, kind: 'consumption', at: base + 2 * H, value: 5 },
     ])
-    await s.app.parts.store.sql.insertJsonEachRow(
+    await s.app.parts.store.sql.insert(
       'meter_exchanges',
       JSON.stringify({
         workspace_id: a.workspaceId,
@@ -610,7 +610,7 @@ t.test('derive: exchange without both baselines is unknown', async (t) => {
     { meter: m.id, kind: 'saldo', at: base, value: 10 },
     { meter: m.id, kind: 'saldo', at: base + H, value: 3 },
   ])
-  await s.app.parts.store.sql.insertJsonEachRow(
+  await s.app.parts.store.sql.insert(
     'meter_exchanges',
     JSON.stringify({
       workspace_id: a.workspaceId,

@@ -19,7 +19,7 @@ s.outbox.emit = async (ws, event, data) => {
 const run = async () => (await srv.admin('POST', '/scheduler/run')).data
 async function status(ws: number, meterId: number, statuses: string[]) {
   clock.advance(60_000)
-  await s.store.sql.insertJsonEachRow(
+  await s.store.sql.insert(
     'status_reports',
     JSON.stringify({
       workspace_id: ws,

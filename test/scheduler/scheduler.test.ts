@@ -35,7 +35,7 @@ async function reading(
   kind = 'consumption',
   flags: string[] = [],
 ) {
-  await s.store.sql.insertJsonEachRow(
+  await s.store.sql.insert(
     'readings',
     JSON.stringify({
       workspace_id: ws,
@@ -54,7 +54,7 @@ async function reading(
   )
 }
 async function status(ws: number, meterId: number, at: number, statuses: string[]) {
-  await s.store.sql.insertJsonEachRow(
+  await s.store.sql.insert(
     'status_reports',
     JSON.stringify({
       workspace_id: ws,

@@ -29,13 +29,9 @@ class CountingSql implements Sql {
   exec(sql: string, params?: Params): Promise<void> {
     return this.inner.exec(sql, params)
   }
-  async insertJsonEachRow(
-    table: string,
-    rows: Buffer | string,
-    opts?: InsertOptions,
-  ): Promise<void> {
+  async insert(table: string, rows: Buffer | string, opts?: InsertOptions): Promise<void> {
     const slow = new Promise((r) => setTimeout(r, this.minInsertMs))
-    await this.inner.insertJsonEachRow(table, rows, opts)
+    await this.inner.insert(table, rows, opts)
     await slow
     this.inserts++
     for (const line of rows.toString().split('\n'))
@@ -146,7 +142,7 @@ export function storeConformance(t: Test, sql: Sql): void {
         n: null,
       },
     ]
-    await sql.insertJsonEachRow('conformance_types', toJsonEachRow(rows))
+    await sql.insert('conformance_types', toJsonEachRow(rows))
     const back = await sql.query<Record<string, any>>(
       'SELECT * FROM conformance_types WHERE id IN ({ids:Array(UInt64)}) ORDER BY id',
       { ids: [1, 2] },
@@ -172,25 +168,25 @@ export function storeConformance(t: Test, sql: Sql): void {
       `CREATE TABLE IF NOT EXISTS conformance_rmt (workspace_id UInt64, id UInt64, name String,
        version UInt64) ENGINE = ReplacingMergeTree(version) ORDER BY (workspace_id, id)`,
     )
-    await sql.insertJsonEachRow(
+    await sql.insert(
       'conformance_rmt',
       toJsonEachRow([{ workspace_id: 1, id: 1, name: 'v1', version: 1 }]),
     )
-    await sql.insertJsonEachRow(
+    await sql.insert(
       'conformance_rmt',
       toJsonEachRow([{ workspace_id: 1, id: 1, name: 'v3', version: 3 }]),
     )
     // An older version arriving late must not win.
-    await sql.insertJsonEachRow(
+    await sql.insert(
       'conformance_rmt',
       toJsonEachRow([{ workspace_id: 1, id: 1, name: 'v2', version: 2 }]),
     )
     // A replayed identical row must not add.
-    await sql.insertJsonEachRow(
+    await sql.insert(
       'conformance_rmt',
       toJsonEachRow([{ workspace_id: 1, id: 2, name: 'x', version: 1 }]),
     )
-    await sql.insertJsonEachRow(
+    await sql.insert(
       'conformance_rmt',
       toJsonEachRow([{ workspace_id: 1, id: 2, name: 'x', version: 1 }]),
     )
@@ -319,43 +315,40 @@ export function storeConformance(t: Test, sql: Sql): void {
     },
   )
 
-  t.test(
-    'every column of every table reads back exactly what insertJsonEachRow sent',
-    async (t) => {
-      await migrate(sql)
-      const columns = await sql.query<{ table: string; name: string; type: string }>(
-        `SELECT table, name, type FROM system.columns
+  t.test('every column of every table reads back exactly what insert sent', async (t) => {
+    await migrate(sql)
+    const columns = await sql.query<{ table: string; name: string; type: string }>(
+      `SELECT table, name, type FROM system.columns
        WHERE database = currentDatabase() AND table NOT LIKE 'conformance%'
          AND default_kind NOT IN ('MATERIALIZED', 'ALIAS')
        ORDER BY table, position`,
+    )
+    const byTable = new Map<string, { name: string; type: string }[]>()
+    for (const c of columns) byTable.set(c.table, [...(byTable.get(c.table) ?? []), c])
+    t.ok(byTable.has('readings') && byTable.has('meters'), 'the schema was found')
+    for (const [table, cols] of byTable) {
+      const kinds = await sql.query<{ engine: string }>(
+        'SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = {t:String}',
+        { t: table },
       )
-      const byTable = new Map<string, { name: string; type: string }[]>()
-      for (const c of columns) byTable.set(c.table, [...(byTable.get(c.table) ?? []), c])
-      t.ok(byTable.has('readings') && byTable.has('meters'), 'the schema was found')
-      for (const [table, cols] of byTable) {
-        const kinds = await sql.query<{ engine: string }>(
-          'SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = {t:String}',
-          { t: table },
-        )
-        // Views, and the rollup's aggregate states (written by its view, never by us).
-        if (!/MergeTree/.test(kinds[0]?.engine ?? '')) continue
-        if (cols.some((c) => c.type.includes('AggregateFunction'))) continue
-        const row: Record<string, unknown> = {}
-        cols.forEach((c, i) => (row[c.name] = sampleValue(c.type, i)))
-        await sql.insertJsonEachRow(table, JSON.stringify(row) + '\n')
-        const [back] = await sql.query<Record<string, unknown>>(
-          `SELECT * FROM ${table} WHERE ${cols[0]!.name} = {v:${cols[0]!.type}} LIMIT 1`,
-          { v: row[cols[0]!.name] },
-        )
-        if (!back) {
-          t.fail(`${table}: the inserted row is not there`)
-          continue
-        }
-        for (const c of cols)
-          t.same(normal(back[c.name]), normal(row[c.name]), `${table}.${c.name} (${c.type})`)
+      // Views, and the rollup's aggregate states (written by its view, never by us).
+      if (!/MergeTree/.test(kinds[0]?.engine ?? '')) continue
+      if (cols.some((c) => c.type.includes('AggregateFunction'))) continue
+      const row: Record<string, unknown> = {}
+      cols.forEach((c, i) => (row[c.name] = sampleValue(c.type, i)))
+      await sql.insert(table, JSON.stringify(row) + '\n')
+      const [back] = await sql.query<Record<string, unknown>>(
+        `SELECT * FROM ${table} WHERE ${cols[0]!.name} = {v:${cols[0]!.type}} LIMIT 1`,
+        { v: row[cols[0]!.name] },
+      )
+      if (!back) {
+        t.fail(`${table}: the inserted row is not there`)
+        continue
       }
-    },
-  )
+      for (const c of cols)
+        t.same(normal(back[c.name]), normal(row[c.name]), `${table}.${c.name} (${c.type})`)
+    }
+  })
 }
 
 /** A non-default value of a column type, different per column position. */

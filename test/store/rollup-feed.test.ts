@@ -8,6 +8,8 @@ import { aggregateReadings } from '../../src/store/readings-query.js'
 import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js'
 import { withReadingsPartsHeld } from '../../src/store/crash-window.js'
 import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
+import { BodyWriter } from '../../src/store/body-writer.js'
+import { rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 import {
   latestStatuses,
@@ -44,6 +46,21 @@ function rows(meter: number, n: number, from = 0): string {
   return out
 }
 
+/**
+ * Readings rows given as JSON lines (`rows`, `withStatus`) through the readings writer as the
+ * actor hands them in: TabSeparated rows, and the same lines for the rollup feed.
+ */
+async function write(lines: string, n: number): Promise<void> {
+  const body = new BodyWriter()
+  for (const line of lines.split('\n')) {
+    if (!line) continue
+    const r = JSON.parse(line)
+    const row = rowOutOf({ ...r, raw_payload: JSON.stringify(r.raw_payload) })
+    writeReadingRow(body, r.workspace_id, r.meter_id, row, true)
+  }
+  await store.readings.write(body.take(), n, undefined, lines)
+}
+
 async function rollupRows(meter: number): Promise<number> {
   const [r] = await store.sql.query<{ n: string }>(
     `SELECT toUInt64(sum(rows)) AS n FROM ${ROLLUP_TABLE} WHERE meter_id = {m:UInt64}`,
@@ -74,7 +91,7 @@ t.test('the schema: no view on readings, the rollup and status views read the fe
 })
 
 t.test('stored rows reach the rollup before any reader sees it', async (t) => {
-  await store.readings.write(rows(1, 3), 3)
+  await write(rows(1, 3), 3)
   // Handed on, not yet written: the rollup lags by up to a second.
   t.equal(await rollupRows(1), 0, 'the rollup write is still gathering')
   const h = await hourly(1)
@@ -84,7 +101,7 @@ t.test('stored rows reach the rollup before any reader sees it', async (t) => {
 })
 
 t.test('rows are written on their own after the linger', async (t) => {
-  await store.readings.write(rows(2, 2), 2)
+  await write(rows(2, 2), 2)
   const until = Date.now() + 5_000
   while ((await rollupRows(2)) < 2 && Date.now() < until)
     await new Promise((r) => setTimeout(r, 100))
@@ -93,16 +110,16 @@ t.test('rows are written on their own after the linger', async (t) => {
 
 t.test('a failed rollup write keeps its rows for the next one', async (t) => {
   const sql = store.sql
-  const real = sql.insertJsonEachRow.bind(sql)
+  const real = sql.insert.bind(sql)
   let failures = 1
-  sql.insertJsonEachRow = async (table, body, opts) => {
+  sql.insert = async (table, body, opts) => {
     if (table === ROLLUP_FEED && failures-- > 0) throw new Error('disk full')
     return real(table, body, opts)
   }
   t.teardown(() => {
-    sql.insertJsonEachRow = real
+    sql.insert = real
   })
-  await store.readings.write(rows(3, 4), 4)
+  await write(rows(3, 4), 4)
   await t.rejects(rollupCurrent(sql), /disk full/, 'a reader is told, not answered short')
   t.equal(await rollupRows(3), 0)
   const h = await hourly(3)
@@ -111,7 +128,7 @@ t.test('a failed rollup write keeps its rows for the next one', async (t) => {
 })
 
 t.test('a clean stop writes the rollup; the next start has nothing to mark', async (t) => {
-  await store.readings.write(rows(4, 5), 5)
+  await write(rows(4, 5), 5)
   store = await tmp.reopen()
   t.equal(await rollupRows(4), 5)
   t.equal(await markHoursMissedByACrash(store.sql), 0)
@@ -139,7 +156,7 @@ async function statusRows(meter: number): Promise<number> {
 }
 
 t.test('a status report rides on its readings row; a reader waits for it', async (t) => {
-  await store.readings.write(withStatus(5, 0, ['leak']) + withStatus(5, 1, []), 2)
+  await write(withStatus(5, 0, ['leak']) + withStatus(5, 1, []), 2)
   t.equal(await statusRows(5), 0, 'still on its way with the rollup feed')
   const latest = await latestStatuses(store.sql, 1, [5])
   t.same(latest.get(5)?.statuses, [], 'the newest report, all-clear')
@@ -163,7 +180,7 @@ t.test('a status report rides on its readings row; a reader waits for it', async
 
 t.test('a kill before the feed wrote them loses no status report', async (t) => {
   // Stored in readings, never handed to the feed: what a kill -9 in between leaves.
-  await store.sql.insertJsonEachRow('readings', withStatus(6, 0, ['tamper']))
+  await store.sql.insert('readings', withStatus(6, 0, ['tamper']))
   t.equal(await restoreStatusMissedByACrash(store.sql), 1)
   t.equal(await statusRows(6), 1)
   const latest = await latestStatuses(store.sql, 1, [6])
@@ -192,7 +209,7 @@ t.test(
         )[0]?.n,
       )
     await sql.exec('SYSTEM STOP MERGES readings')
-    for (let m = 0; m < 8; m++) await store.readings.write(rows(20 + m, 4_000), 4_000)
+    for (let m = 0; m < 8; m++) await write(rows(20 + m, 4_000), 4_000)
     await sql.exec('SYSTEM START MERGES readings')
     const until = Date.now() + 20_000
     while ((await merging()) === 0 && Date.now() < until) {}
