@@ -2,12 +2,21 @@
 // in chdb.test.ts, a ClickHouse server in server.test.ts), so both speak one dialect and
 // behave the same where the rest of the code relies on it.
 import type { Test } from 'tap'
+import { BodyWriter } from '../../src/store/body-writer.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
+import {
+  readingsColumns,
+  writeReadingRow,
+  type RowOut,
+  type StoredReadingRow,
+} from '../../src/store/reading-row.js'
+import { rollupFedApart } from '../../src/store/rollup-feed.js'
 import { migrate, migrations } from '../../src/store/migrations.js'
 import {
   chTime,
   parseChTime,
   toJsonEachRow,
+  tsvText,
   type InsertOptions,
   type Params,
   type Sql,
@@ -312,6 +321,82 @@ export function storeConformance(t: Test, sql: Sql): void {
         [99],
         'after a failure the writer keeps working; nothing of the failed batch was stored',
       )
+    },
+  )
+
+  t.test(
+    'readings rows as the readings writer sends them read back exactly, whatever their text',
+    async (t) => {
+      await migrate(sql)
+      const carried = rollupFedApart(sql)
+      const payload = JSON.stringify({
+        s: 'quote " backslash \\ tab \t newline \n nul \u0000 ü€😀',
+        n: [1, 2.5],
+      })
+      const odd: RowOut = {
+        kind: 'saldo',
+        recordedAt: '2026-03-01 10:00:00.123',
+        value: 1e-7,
+        unit: 'k\tW\\h\nx\\N',
+        canonicalValue: null,
+        canonicalUnit: null,
+        flags: ["it's", 'back\\slash', 'tab\there', 'new\nline', 'ü€😀', "'", '[]', ','],
+        rawTsv: tsvText(payload),
+        ingestedAt: '2026-03-01 10:00:01.000',
+        version: 7,
+        status: carried ? { rawFlags: ["A'B", 'C\\D', 'E\tF\nG'], statuses: ['leak'] } : null,
+      }
+      const plain: RowOut = {
+        ...odd,
+        unit: 'kwh',
+        canonicalValue: 3.25,
+        canonicalUnit: 'kwh',
+        flags: [],
+        // a telegram's payload arrives as the decoder worker's bytes
+        rawTsv: Buffer.from(tsvText(payload)),
+        status: null,
+      }
+      // Past FILE_BODY_MIN_BYTES: the embedded engine reads this body from a file.
+      const n = 1_500
+      const body = new BodyWriter()
+      for (let i = 0; i < n; i++) writeReadingRow(body, 77, 1 + i, i % 2 ? plain : odd, carried)
+      const bytes = body.take()
+      t.ok(bytes.length > 256 << 10, `${bytes.length} bytes`)
+      await sql.insert('readings', bytes, {
+        collapseInMerges: true,
+        columns: readingsColumns(carried),
+      })
+      const back = await sql.query<StoredReadingRow>(
+        'SELECT * FROM readings WHERE workspace_id = 77 ORDER BY meter_id',
+      )
+      t.equal(back.length, n)
+      let bad = 0
+      back.forEach((r, i) => {
+        const want = i % 2 ? plain : odd
+        const got = {
+          value: r.value,
+          unit: r.unit,
+          canonical: [r.canonical_value, r.canonical_unit],
+          flags: r.quality_flags,
+          payload: r.raw_payload,
+          at: [r.recorded_at, r.ingested_at, Number(r.version)],
+          status: Number(r.has_status ?? 0) ? [r.status_raw_flags, r.status_codes] : null,
+        }
+        const expected = {
+          value: want.value,
+          unit: want.unit,
+          canonical: [want.canonicalValue, want.canonicalUnit],
+          flags: want.flags,
+          payload,
+          at: [want.recordedAt, want.ingestedAt, want.version],
+          status: want.status ? [want.status.rawFlags, want.status.statuses] : null,
+        }
+        if (bad < 3 && JSON.stringify(got) !== JSON.stringify(expected)) {
+          bad++
+          t.same(got, expected, `row ${i}`)
+        }
+      })
+      t.equal(bad, 0, 'every row as written')
     },
   )
 

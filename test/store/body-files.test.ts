@@ -1,0 +1,42 @@
+// Large INSERT bodies reach chDB through files (src/store/body-files.ts): a file holds
+// exactly the body of its INSERT even when a shorter one follows a longer one, files are
+// reused rather than piled up, and none outlives the store, even one whose process died.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { BodyFiles } from '../../src/store/body-files.js'
+import { tmpDataDir } from '../helpers/server.js'
+
+t.test('each INSERT reads exactly its body; files are reused, and removed on close', async (t) => {
+  const dir = path.join(tmpDataDir(), 'insert-bodies')
+  t.teardown(() => fs.rmSync(path.dirname(dir), { recursive: true, force: true }))
+  const files = new BodyFiles(dir)
+  const seen: string[] = []
+  const read = (file: string) => Promise.resolve(seen.push(fs.readFileSync(file, 'utf8')))
+  await files.with(Buffer.from('a'.repeat(5000)), read)
+  await files.with(Buffer.from('short'), read)
+  // two at once need two files
+  await Promise.all([
+    files.with(Buffer.from('one'), async (f) => {
+      await new Promise((r) => setTimeout(r, 20))
+      await read(f)
+    }),
+    files.with(Buffer.from('two'), read),
+  ])
+  t.same(seen, ['a'.repeat(5000), 'short', 'two', 'one'])
+  t.equal(fs.readdirSync(dir).length, 2, 'two files for two INSERTs in flight at most')
+  files.close()
+  t.same(fs.readdirSync(dir), [], 'nothing left after close')
+})
+
+t.test("a dead process's files are removed at the next start, a live one's kept", async (t) => {
+  const dir = path.join(tmpDataDir(), 'insert-bodies')
+  t.teardown(() => fs.rmSync(path.dirname(dir), { recursive: true, force: true }))
+  fs.mkdirSync(dir, { recursive: true })
+  // pid_max is at most 4194304 on Linux: no process has a larger pid
+  fs.writeFileSync(path.join(dir, '4194305-0-0.body'), 'left by a kill -9')
+  fs.writeFileSync(path.join(dir, `${process.pid}-zz-0.body`), 'another store of this process')
+  const files = new BodyFiles(dir)
+  t.same(fs.readdirSync(dir), [`${process.pid}-zz-0.body`])
+  files.close()
+})
