@@ -70,11 +70,10 @@ export class GroupCommit {
   /**
    * Queues `rows` rows in the writer's format (JSONEachRow, or TabSeparated lines of
    * `insert.columns`); resolves once they are stored. `lingerMs` (default: the writer's) is
-   * how long these rows may wait for others: a batch starts when
-   * its most urgent row's linger ends, so rows nobody waits for ride along with the next
-   * urgent INSERT instead of writing one of their own. `companion` is what `stored` gets for
-   * these rows once they are stored (another table's rows derived from them, say), in place
-   * of the rows themselves.
+   * how long these rows may wait for others: a batch starts when its most urgent row's
+   * linger ends, so rows nobody waits for ride along with the next urgent INSERT instead of
+   * writing one of their own. `companion` is what `stored` gets for these rows once they are
+   * stored (another table's rows derived from them, say), in place of the rows themselves.
    */
   write(text: Rows, rows: number, lingerMs = this.lingerMs, companion: Rows = text): Promise<void> {
     if (rows === 0) return Promise.resolve()

@@ -66,7 +66,7 @@ export class ServerSql implements Sql {
 
   async insert(table: string, rows: Buffer | string, opts: InsertOptions = {}): Promise<void> {
     if (rows.length === 0) return
-    // The bytes we built go out as the request body, untouched: `insert` would
+    // The bytes we built go out as the request body, untouched: the client's `insert` would
     // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
     const r = await this.client.exec({
       query: `INSERT INTO ${table}${opts.columns ? ` (${opts.columns.join(', ')})` : ''} FORMAT ${insertFormat(opts)}`,
