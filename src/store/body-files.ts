@@ -10,8 +10,8 @@
 //
 // A file is written in place (pwrite over the last body, then truncated to length): 2.5 MB
 // took 0.15–0.2 ms so, against ~3 ms as a new file (writeFileSync), and the main thread
-// does it. One file per INSERT in flight, reused; they live in the data directory and are
-// removed on close, or at the next start if the process died.
+// does it. One file per INSERT in flight, reused, each as large as its last body; they live
+// in the data directory and are removed on close, or at the next start if the process died.
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -34,13 +34,31 @@ export class BodyFiles {
     this.prefix = `${process.pid}-${(instances++).toString(36)}-`
   }
 
-  /** Runs `insert` with the path of a file holding exactly `body`; the file is kept for reuse. */
-  async with<T>(body: Uint8Array, insert: (file: string) => Promise<T>): Promise<T> {
-    const slot = this.free.pop() ?? this.open()
+  /**
+   * Runs `fromFile` with the path of a file holding exactly `body` (the file is kept for
+   * reuse), or `inline` if the file cannot be written (a full or read-only disk must not
+   * fail an INSERT the engine could take as it is).
+   */
+  async with<T>(
+    body: Uint8Array,
+    fromFile: (file: string) => Promise<T>,
+    inline: () => Promise<T>,
+  ): Promise<T> {
+    let slot: Slot
     try {
-      fs.writeSync(slot.fd, body, 0, body.length, 0)
-      fs.ftruncateSync(slot.fd, body.length)
-      return await insert(slot.file)
+      slot = this.free.pop() ?? this.open()
+      try {
+        fs.writeSync(slot.fd, body, 0, body.length, 0)
+        fs.ftruncateSync(slot.fd, body.length)
+      } catch (err) {
+        this.free.push(slot)
+        throw err
+      }
+    } catch {
+      return inline()
+    }
+    try {
+      return await fromFile(slot.file)
     } finally {
       this.free.push(slot)
     }

@@ -120,7 +120,7 @@ export class ChdbSql implements Sql {
     const values = typeof rows === 'string' ? Buffer.from(rows) : rows
     const format = insertFormat(opts)
     const settings = { async_insert: 0, ...insertSettings(opts) }
-    if (values.length < FILE_BODY_MIN_BYTES) {
+    const inline = async () => {
       await this.writes.run((s) =>
         s.insert({
           table,
@@ -130,20 +130,24 @@ export class ChdbSql implements Sql {
           ...(opts.columns ? { columns: opts.columns } : {}),
         }),
       )
+    }
+    if (values.length < FILE_BODY_MIN_BYTES) {
+      await inline()
       return
     }
     const columns = opts.columns ? ` (${opts.columns.join(', ')})` : ''
     const set = Object.entries(settings)
       .map(([k, v]) => `${k} = ${v}`)
       .join(', ')
-    await this.bodies.with(values, (file) =>
-      this.writes.run((s) =>
+    const fromFile = async (file: string) => {
+      await this.writes.run((s) =>
         s.queryAsync(
           `INSERT INTO ${table}${columns} FROM INFILE '${file.replace(/[\\']/g, '\\$&')}' SETTINGS ${set} FORMAT ${format}`,
           { format: 'Null' },
         ),
-      ),
-    )
+      )
+    }
+    await this.bodies.with(values, fromFile, inline)
   }
 
   async close(): Promise<void> {

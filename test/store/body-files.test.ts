@@ -13,15 +13,20 @@ t.test('each INSERT reads exactly its body; files are reused, and removed on clo
   const files = new BodyFiles(dir)
   const seen: string[] = []
   const read = (file: string) => Promise.resolve(seen.push(fs.readFileSync(file, 'utf8')))
-  await files.with(Buffer.from('a'.repeat(5000)), read)
-  await files.with(Buffer.from('short'), read)
+  const inline = () => Promise.reject(new Error('the file was not written'))
+  await files.with(Buffer.from('a'.repeat(5000)), read, inline)
+  await files.with(Buffer.from('short'), read, inline)
   // two at once need two files
   await Promise.all([
-    files.with(Buffer.from('one'), async (f) => {
-      await new Promise((r) => setTimeout(r, 20))
-      await read(f)
-    }),
-    files.with(Buffer.from('two'), read),
+    files.with(
+      Buffer.from('one'),
+      async (f) => {
+        await new Promise((r) => setTimeout(r, 20))
+        await read(f)
+      },
+      inline,
+    ),
+    files.with(Buffer.from('two'), read, inline),
   ])
   t.same(seen, ['a'.repeat(5000), 'short', 'two', 'one'])
   t.equal(fs.readdirSync(dir).length, 2, 'two files for two INSERTs in flight at most')
@@ -38,5 +43,19 @@ t.test("a dead process's files are removed at the next start, a live one's kept"
   fs.writeFileSync(path.join(dir, `${process.pid}-zz-0.body`), 'another store of this process')
   const files = new BodyFiles(dir)
   t.same(fs.readdirSync(dir), [`${process.pid}-zz-0.body`])
+  files.close()
+})
+
+t.test('a body that cannot be written to a file goes inline', async (t) => {
+  const dir = path.join(tmpDataDir(), 'insert-bodies')
+  t.teardown(() => fs.rmSync(path.dirname(dir), { recursive: true, force: true }))
+  const files = new BodyFiles(dir)
+  fs.rmSync(dir, { recursive: true }) // no file can be made now
+  const how = await files.with(
+    Buffer.from('x'),
+    () => Promise.resolve('file'),
+    () => Promise.resolve('inline'),
+  )
+  t.equal(how, 'inline')
   files.close()
 })
