@@ -2,7 +2,7 @@
 // saldo register, the whole shape-A item as raw payload. As JSONEachRow (the insert bench)
 // and as the readings writer sends them (the storage ceiling).
 import { BodyWriter } from '../../src/store/body-writer.js'
-import { rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
+import { readingFeedLine, rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 
 const START = Date.UTC(2026, 0, 1)
@@ -62,8 +62,9 @@ export function readingBodiesWriter(
     for (const line of json(rows).split('\n')) {
       if (!line) continue
       const r = JSON.parse(line)
-      writeReadingRow(out, r.workspace_id, r.meter_id, rowOutOf(r), true)
-      feed += `{"workspace_id":${r.workspace_id},"meter_id":${r.meter_id},"kind":"${r.kind}","recorded_at":"${r.recorded_at}","canonical_value":${r.canonical_value}}\n`
+      const row = rowOutOf(r)
+      writeReadingRow(out, r.workspace_id, r.meter_id, row, true)
+      feed += readingFeedLine(r.workspace_id, r.meter_id, row)
     }
     return { body: out.take(), feed }
   }

@@ -1,8 +1,8 @@
 // Storage ceiling: in its own process, a fresh chDB directory with Meterflow's migrations,
 // then INSERTs of rows shaped exactly like the meter actor's, written by the same
 // `writeReadingRow` and inserted with the same options as the readings writer (src/store/
-// store.ts), one INSERT at a time like the writer. Bodies are built before the clock starts: this is
-// chDB's cost alone. argv: JSON {sizes, seconds, meters}. Prints one JSON line.
+// store.ts), one INSERT at a time like the writer. Bodies are built before the clock
+// starts: this is chDB's cost alone. argv: JSON {sizes, seconds, meters}. Prints one JSON line.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'

@@ -8,14 +8,14 @@
 // flag, restate, write, settle), methods below; turns.ts runs each phase for many actors.
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
-import { STATUS_MARK } from '../store/rollup-feed.js'
 import type { BodyWriter } from '../store/body-writer.js'
-import { chTime, numOrNull } from '../store/sql.js'
+import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
 import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
 import {
+  readingFeedLine,
   rowOutOf,
   writeReadingRow,
   type RowOut,
@@ -98,17 +98,6 @@ const KINDS: readonly Kind[] = ['consumption', 'saldo']
  */
 export const WINDOW_SPAN_MS = 6 * 3_600_000
 export const WINDOW_MAX = 256
-
-/**
- * The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts), and
- * those of the status report it carries (status.ts).
- */
-function feedLine(ws: number, meterId: number, r: RowOut): string {
-  const status = r.status
-    ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
-    : ''
-  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
-}
 
 /**
  * One turn of one meter: the readings of the requests that joined it (refs renumbered), and
@@ -472,7 +461,8 @@ export class MeterActor {
   /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */
   feedBody(turn: Turn): string {
     let body = ''
-    for (const row of turn.rows) body += feedLine(turn.meter.workspace_id, turn.meter.id, row)
+    for (const row of turn.rows)
+      body += readingFeedLine(turn.meter.workspace_id, turn.meter.id, row)
     return body
   }
 

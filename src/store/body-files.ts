@@ -44,17 +44,13 @@ export class BodyFiles {
     fromFile: (file: string) => Promise<T>,
     inline: () => Promise<T>,
   ): Promise<T> {
-    let slot: Slot
+    let slot: Slot | undefined
     try {
       slot = this.free.pop() ?? this.open()
-      try {
-        fs.writeSync(slot.fd, body, 0, body.length, 0)
-        fs.ftruncateSync(slot.fd, body.length)
-      } catch (err) {
-        this.free.push(slot)
-        throw err
-      }
+      fs.writeSync(slot.fd, body, 0, body.length, 0)
+      fs.ftruncateSync(slot.fd, body.length)
     } catch {
+      if (slot) this.free.push(slot)
       return inline()
     }
     try {

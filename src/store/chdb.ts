@@ -6,7 +6,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
 import { BodyFiles, FILE_BODY_MIN_BYTES } from './body-files.js'
-import { insertFormat, insertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
+import {
+  insertColumns,
+  insertFormat,
+  insertSettings,
+  type InsertOptions,
+  type Params,
+  type Sql,
+} from './sql.js'
 
 /** Sessions for look-ups and statements, and for INSERTs (see `SessionPool`). */
 const READ_SESSIONS = 3
@@ -135,14 +142,13 @@ export class ChdbSql implements Sql {
       await inline()
       return
     }
-    const columns = opts.columns ? ` (${opts.columns.join(', ')})` : ''
     const set = Object.entries(settings)
       .map(([k, v]) => `${k} = ${v}`)
       .join(', ')
     const fromFile = async (file: string) => {
       await this.writes.run((s) =>
         s.queryAsync(
-          `INSERT INTO ${table}${columns} FROM INFILE '${file.replace(/[\\']/g, '\\$&')}' SETTINGS ${set} FORMAT ${format}`,
+          `INSERT INTO ${table}${insertColumns(opts)} FROM INFILE '${file.replace(/[\\']/g, '\\$&')}' SETTINGS ${set} FORMAT ${format}`,
           { format: 'Null' },
         ),
       )

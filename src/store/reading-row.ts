@@ -1,5 +1,6 @@
 import type { BodyWriter } from './body-writer.js'
-import { tsvArray, tsvNum, tsvOrNull, tsvText } from './sql.js'
+import { STATUS_MARK } from './rollup-feed.js'
+import { numOrNull, tsvArray, tsvNum, tsvOrNull, tsvText } from './sql.js'
 
 // A stored `readings` row as SELECT * returns it. 64-bit integers arrive as numbers from
 // chDB and as strings from a ClickHouse server, hence the unions.
@@ -111,4 +112,15 @@ export function writeReadingRow(
       ? `\t1\t${tsvArray(r.status.rawFlags)}\t${tsvArray(r.status.statuses)}`
       : '\t0\t[]\t[]'
   out.text(`\t${r.ingestedAt}\t${r.version}${status}\n`)
+}
+
+/**
+ * The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts), and
+ * those of the status report it carries (status.ts).
+ */
+export function readingFeedLine(ws: number, meterId: number, r: RowOut): string {
+  const status = r.status
+    ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
+    : ''
+  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
 }

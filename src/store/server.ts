@@ -3,7 +3,14 @@
 import { Readable } from 'node:stream'
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { forCluster } from './cluster.js'
-import { insertFormat, insertSettings, type InsertOptions, type Params, type Sql } from './sql.js'
+import {
+  insertColumns,
+  insertFormat,
+  insertSettings,
+  type InsertOptions,
+  type Params,
+  type Sql,
+} from './sql.js'
 
 export interface ServerSqlOptions {
   /** CLICKHOUSE_CLUSTER: tables are Distributed over `<table>_local` (cluster.ts). */
@@ -69,7 +76,7 @@ export class ServerSql implements Sql {
     // The bytes we built go out as the request body, untouched: the client's `insert` would
     // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
     const r = await this.client.exec({
-      query: `INSERT INTO ${table}${opts.columns ? ` (${opts.columns.join(', ')})` : ''} FORMAT ${insertFormat(opts)}`,
+      query: `INSERT INTO ${table}${insertColumns(opts)} FORMAT ${insertFormat(opts)}`,
       values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
         objectMode: false,
       }),

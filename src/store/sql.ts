@@ -30,6 +30,10 @@ export interface InsertOptions {
   collapseInMerges?: boolean
 }
 
+/** The column list of an INSERT made with `opts` (` (a, b)`), or '' for all columns. */
+export const insertColumns = (opts: InsertOptions) =>
+  opts.columns ? ` (${opts.columns.join(', ')})` : ''
+
 /** The input format of an INSERT made with `opts`. */
 export const insertFormat = (opts: InsertOptions) =>
   opts.columns ? ('TabSeparated' as const) : ('JSONEachRow' as const)
