@@ -313,6 +313,21 @@ export const migrations: Migration[] = [
     // while a backlog is sent; their merges were a tenth of the server's CPU per event.
     statements: (o) => modifySetting(o, 'event_deliveries', 'merge_selector_base = 10'),
   },
+  {
+    version: 15,
+    name: 'readings: units, flags and status codes as plain strings (docs/benchmarks.md)',
+    // A LowCardinality column keeps a dictionary per part, built on every INSERT and
+    // rebuilt by every merge. Our parts are small and these strings short and few, so the
+    // dictionaries saved nothing on disk and cost chDB about a quarter of its CPU per
+    // stored row (INSERT and merges, gateway-like rows).
+    statements: (o) =>
+      modifyColumns(o, 'readings', [
+        'unit Nullable(String)',
+        'canonical_unit Nullable(String)',
+        'quality_flags Array(String)',
+        ...(o.rollupFeed ? ['status_codes Array(String)'] : []),
+      ]),
+  },
 ]
 
 /**
@@ -324,6 +339,17 @@ export function addColumn(o: SchemaOptions, name: string, column: string): strin
   return [`${name}_local`, name].map(
     (t) => `ALTER TABLE ${t} ON CLUSTER '${o.cluster}' ADD COLUMN IF NOT EXISTS ${column}`,
   )
+}
+
+/**
+ * ALTER TABLE … MODIFY COLUMN (a new type) for one logical table: on a cluster, the local
+ * table on every shard and the Distributed table over it. Stored parts are rewritten by a
+ * background mutation; reads convert the parts not yet rewritten.
+ */
+export function modifyColumns(o: SchemaOptions, name: string, columns: string[]): string[] {
+  const modify = columns.map((c) => `MODIFY COLUMN ${c}`).join(', ')
+  if (!o.cluster) return [`ALTER TABLE ${name} ${modify}`]
+  return [`${name}_local`, name].map((t) => `ALTER TABLE ${t} ON CLUSTER '${o.cluster}' ${modify}`)
 }
 
 /** ALTER TABLE … MODIFY SETTING for one logical table: on a cluster, its local tables. */

@@ -11,7 +11,7 @@ import {
   type StoredReadingRow,
 } from '../../src/store/reading-row.js'
 import { rollupFedApart } from '../../src/store/rollup-feed.js'
-import { migrate, migrations } from '../../src/store/migrations.js'
+import { migrate, migrations, schemaMigrationsStatements } from '../../src/store/migrations.js'
 import {
   chTime,
   parseChTime,
@@ -458,4 +458,79 @@ function normal(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(normal)
   if (typeof v === 'boolean') return v ? '1' : '0'
   return v === null ? null : String(v)
+}
+
+/**
+ * Upgrades keep stored data: an install whose schema stops at migration 14 (LowCardinality
+ * units, flags and status codes) holds readings rows; migration 15 changes those columns'
+ * types, and every row reads back as written. `sql` is an empty database of its own.
+ */
+export function upgradeConformance(t: Test, sql: Sql): void {
+  t.test('readings stored before migration 15 read back the same after it', async (t) => {
+    const carried = rollupFedApart(sql)
+    const o = { rollupFeed: carried }
+    for (const s of schemaMigrationsStatements(o)) await sql.exec(s)
+    for (const m of migrations.filter((m) => m.version < 15)) {
+      for (const s of m.statements(o)) await sql.exec(s)
+      const applied = { version: m.version, name: m.name, applied_at: chTime(Date.now()) }
+      await sql.insert('schema_migrations', JSON.stringify(applied))
+    }
+    const types = () =>
+      sql.query<{ name: string; type: string }>(
+        `SELECT name, type FROM system.columns WHERE database = currentDatabase()
+           AND table = 'readings' AND name IN ('unit', 'canonical_unit', 'quality_flags', 'status_codes')
+         ORDER BY name`,
+      )
+    t.ok(
+      (await types()).every((c) => c.type.includes('LowCardinality')),
+      'the old schema has LowCardinality columns',
+    )
+    const rows: RowOut[] = Array.from({ length: 300 }, (_, i) => ({
+      kind: i % 2 ? 'saldo' : 'consumption',
+      recordedAt: chTime(Date.UTC(2026, 2, 1) + i * 60_000),
+      value: i,
+      unit: [null, 'kwh', 'm3', "it's\tab\t"][i % 4]!,
+      canonicalValue: i % 4 ? i : null,
+      canonicalUnit: [null, 'kwh', 'm3', 'wh'][i % 4]!,
+      flags: [[], ['gap'], ['spike', 'implausible_rate'], ["o'dd", 'ü€']][i % 4]!,
+      rawTsv: tsvText(JSON.stringify({ i })),
+      ingestedAt: '2026-03-01 10:00:01.000',
+      version: i + 1,
+      status:
+        carried && i % 3 === 0 ? { rawFlags: ['0x10'], statuses: ['leak', 'battery_low'] } : null,
+    }))
+    const body = new BodyWriter()
+    rows.forEach((r, i) => writeReadingRow(body, 88, 1 + i, r, carried))
+    await sql.insert('readings', body.take(), {
+      collapseInMerges: true,
+      columns: readingsColumns(carried),
+    })
+
+    const applied = await migrate(sql)
+    t.ok(applied.includes(15) && !applied.includes(14), `migrate applied ${applied.join(', ')}`)
+    const after = await types()
+    t.equal(after.length, carried ? 4 : 3)
+    t.notOk(
+      after.some((c) => c.type.includes('LowCardinality')),
+      JSON.stringify(after),
+    )
+
+    const back = await sql.query<StoredReadingRow>(
+      'SELECT * FROM readings WHERE workspace_id = 88 ORDER BY meter_id',
+    )
+    t.equal(back.length, rows.length)
+    const seen = back.map((r) => [
+      r.unit,
+      r.canonical_unit,
+      r.quality_flags,
+      Number(r.has_status ?? 0) ? r.status_codes : null,
+    ])
+    const want = rows.map((r) => [
+      r.unit,
+      r.canonicalUnit,
+      r.flags,
+      r.status ? r.status.statuses : null,
+    ])
+    t.same(seen, want, 'units, flags and status codes as written')
+  })
 }
