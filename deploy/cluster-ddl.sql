@@ -88,3 +88,6 @@ ALTER TABLE event_deliveries_local ON CLUSTER 'meterflow' MODIFY SETTING merge_s
 -- migration 15: readings: units, flags and status codes as plain strings (docs/benchmarks.md)
 ALTER TABLE readings_local ON CLUSTER 'meterflow' MODIFY COLUMN unit Nullable(String), MODIFY COLUMN canonical_unit Nullable(String), MODIFY COLUMN quality_flags Array(String);
 ALTER TABLE readings ON CLUSTER 'meterflow' MODIFY COLUMN unit Nullable(String), MODIFY COLUMN canonical_unit Nullable(String), MODIFY COLUMN quality_flags Array(String);
+
+-- migration 16: hourly rollup merges fewer, wider (merge_selector_base 10, docs/benchmarks.md)
+ALTER TABLE readings_hourly_local ON CLUSTER 'meterflow' MODIFY SETTING merge_selector_base = 10;
