@@ -206,7 +206,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     return
   }
   try {
-    await env.store.readings.write(body.take(), rows, undefined, fed ? feed : undefined)
+    await env.store.readings.write(body.takeParts(), rows, undefined, fed ? feed : undefined)
   } catch (err) {
     await Promise.all(
       live.map((t) =>

@@ -35,20 +35,22 @@ export class BodyFiles {
   }
 
   /**
-   * Runs `fromFile` with the path of a file holding exactly `body` (the file is kept for
-   * reuse), or `inline` if the file cannot be written (a full or read-only disk must not
+   * Runs `fromFile` with the path of a file holding exactly `body`, the pieces in order,
+   * `size` bytes (the file is kept for reuse), or `inline` if the file cannot be written (a full or read-only disk must not
    * fail an INSERT the engine could take as it is).
    */
   async with<T>(
-    body: Uint8Array,
+    body: readonly Uint8Array[],
+    size: number,
     fromFile: (file: string) => Promise<T>,
     inline: () => Promise<T>,
   ): Promise<T> {
     let slot: Slot | undefined
     try {
       slot = this.free.pop() ?? this.open()
-      fs.writeSync(slot.fd, body, 0, body.length, 0)
-      fs.ftruncateSync(slot.fd, body.length)
+      // The pieces in order, not joined first (libuv writes them all or fails).
+      if (fs.writevSync(slot.fd, body as Uint8Array[], 0) !== size) throw new Error('short write')
+      fs.ftruncateSync(slot.fd, size)
     } catch {
       if (slot) this.free.push(slot)
       return inline()

@@ -7,9 +7,13 @@ import path from 'node:path'
 import { Session } from 'chdb'
 import { BodyFiles, FILE_BODY_MIN_BYTES } from './body-files.js'
 import {
+  bodyParts,
+  bodySize,
   insertColumns,
   insertFormat,
   insertSettings,
+  joinBody,
+  type InsertBody,
   type InsertOptions,
   type Params,
   type Sql,
@@ -122,23 +126,24 @@ export class ChdbSql implements Sql {
     )
   }
 
-  async insert(table: string, rows: Buffer | string, opts: InsertOptions = {}): Promise<void> {
-    if (rows.length === 0) return
-    const values = typeof rows === 'string' ? Buffer.from(rows) : rows
+  async insert(table: string, rows: InsertBody, opts: InsertOptions = {}): Promise<void> {
+    const parts = bodyParts(rows)
+    const size = bodySize(parts)
+    if (size === 0) return
     const format = insertFormat(opts)
     const settings = { async_insert: 0, ...insertSettings(opts) }
     const inline = async () => {
       await this.writes.run((s) =>
         s.insert({
           table,
-          values,
+          values: joinBody(parts),
           format,
           settings,
           ...(opts.columns ? { columns: opts.columns } : {}),
         }),
       )
     }
-    if (values.length < FILE_BODY_MIN_BYTES) {
+    if (size < FILE_BODY_MIN_BYTES) {
       await inline()
       return
     }
@@ -153,7 +158,7 @@ export class ChdbSql implements Sql {
         ),
       )
     }
-    await this.bodies.with(values, fromFile, inline)
+    await this.bodies.with(parts, size, fromFile, inline)
   }
 
   async close(): Promise<void> {

@@ -5,10 +5,13 @@
 // which is what chDB wants (107 k rows/s at 1 k rows per insert, 211 k at 10 k; DESIGN.md).
 // Each caller's promise resolves only after the INSERT that carried its rows succeeded.
 import { insertChannel } from './channel.js'
-import type { InsertOptions, Sql } from './sql.js'
+import { bodyParts, joinBody, type InsertBody, type InsertOptions, type Sql } from './sql.js'
 
-/** Rows in the writer's format (sql.ts `InsertOptions`), as text or UTF-8 bytes (body-writer.ts). */
-export type Rows = string | Buffer
+/**
+ * Rows in the writer's format (sql.ts `InsertOptions`), as text or UTF-8 bytes, whole or in
+ * pieces (body-writer.ts).
+ */
+export type Rows = InsertBody
 
 interface Pending {
   chunks: Rows[]
@@ -37,9 +40,10 @@ export interface GroupCommitOptions {
   lingerMs?: number
   /**
    * Called after every successful INSERT, before its callers are answered: with the bytes
-   * inserted and the companion texts of its writes (each write's rows where it gave none).
+   * inserted (in pieces) and the companion texts of its writes (each write's rows where it
+   * gave none).
    */
-  stored?: (rows: Buffer, companions: Buffer) => void
+  stored?: (rows: readonly Uint8Array[], companions: Buffer) => void
   /** How every INSERT of this writer is made (sql.ts). */
   insert?: InsertOptions
 }
@@ -47,7 +51,7 @@ export interface GroupCommitOptions {
 export class GroupCommit {
   private readonly maxRows: number
   private readonly lingerMs: number
-  private readonly stored: ((rows: Buffer, companions: Buffer) => void) | undefined
+  private readonly stored: GroupCommitOptions['stored']
   private readonly insertOptions: InsertOptions
   private pending: Pending | null = null
   private running: Promise<void> | null = null
@@ -144,9 +148,10 @@ export class GroupCommit {
           n += batch.counts[i]!
           i++
         }
-        const bytes = joinRows(batch.chunks.slice(from, i))
-        await this.sql.insert(this.table, bytes, this.insertOptions)
-        if (this.stored) this.stored(bytes, joinRows(batch.companions.slice(from, i)))
+        // The writes' pieces as they are: a transport joins them only if it must.
+        const parts = batch.chunks.slice(from, i).flatMap(bodyParts)
+        await this.sql.insert(this.table, parts, this.insertOptions)
+        if (this.stored) this.stored(parts, joinRows(batch.companions.slice(from, i)))
       }
       const ms = performance.now() - started
       this.stats.inserts++
@@ -171,7 +176,6 @@ export class GroupCommit {
 
 /** Rows given as text and as bytes, as one buffer (one copy of each). */
 export function joinRows(rows: readonly Rows[]): Buffer {
-  if (rows.length === 1 && typeof rows[0] !== 'string') return rows[0]!
   if (rows.every((r) => typeof r === 'string')) return Buffer.from(rows.join(''))
-  return Buffer.concat(rows.map((r) => (typeof r === 'string' ? Buffer.from(r) : r)))
+  return joinBody(rows.flatMap(bodyParts))
 }

@@ -4,9 +4,12 @@ import { Readable } from 'node:stream'
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { forCluster } from './cluster.js'
 import {
+  bodyParts,
+  bodySize,
   insertColumns,
   insertFormat,
   insertSettings,
+  type InsertBody,
   type InsertOptions,
   type Params,
   type Sql,
@@ -71,15 +74,14 @@ export class ServerSql implements Sql {
     await this.client.command({ query, query_params: params })
   }
 
-  async insert(table: string, rows: Buffer | string, opts: InsertOptions = {}): Promise<void> {
-    if (rows.length === 0) return
+  async insert(table: string, rows: InsertBody, opts: InsertOptions = {}): Promise<void> {
+    const parts = bodyParts(rows)
+    if (bodySize(parts) === 0) return
     // The bytes we built go out as the request body, untouched: the client's `insert` would
     // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
     const r = await this.client.exec({
       query: `INSERT INTO ${table}${insertColumns(opts)} FORMAT ${insertFormat(opts)}`,
-      values: Readable.from([typeof rows === 'string' ? Buffer.from(rows) : rows], {
-        objectMode: false,
-      }),
+      values: Readable.from(parts, { objectMode: false }),
       clickhouse_settings: insertSettings(opts),
     })
     // Drain the (empty) answer so the socket goes back to the pool.

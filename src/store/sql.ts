@@ -90,17 +90,45 @@ export function tsvArray(items: readonly string[]): string {
   return s + ']'
 }
 
+/**
+ * The rows of one INSERT: text, UTF-8 bytes, or UTF-8 bytes in pieces (in order), which a
+ * transport hands on one after another instead of joining them first (a telegram INSERT's
+ * body is megabytes: one copy less of it per INSERT; docs/benchmarks.md).
+ */
+export type InsertBody = string | Uint8Array | readonly Uint8Array[]
+
+/** An INSERT body as its byte pieces, in order (text encoded once, bytes not copied). */
+export function bodyParts(body: InsertBody): readonly Uint8Array[] {
+  if (typeof body === 'string') return body ? [Buffer.from(body)] : []
+  return body instanceof Uint8Array ? [body] : body
+}
+
+/** Bytes in all the pieces. */
+export function bodySize(parts: readonly Uint8Array[]): number {
+  let n = 0
+  for (const p of parts) n += p.byteLength
+  return n
+}
+
+/** The pieces as one Buffer: a copy only where there are several. */
+export function joinBody(parts: readonly Uint8Array[]): Buffer {
+  if (parts.length === 1) {
+    const p = parts[0]!
+    return Buffer.isBuffer(p) ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength)
+  }
+  return Buffer.concat(parts)
+}
+
 export interface Sql {
   /** Runs a SELECT and returns its rows (JSONEachRow; 64-bit integers arrive as strings). */
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>
   /** Runs a statement without a result (DDL, ALTER, lightweight DELETE). */
   exec(sql: string, params?: Params): Promise<void>
   /**
-   * Inserts rows given as JSONEachRow bytes (one JSON object per line), or as TabSeparated
-   * lines of `opts.columns`. A JSON object given for a String column is stored as its JSON
-   * text.
+   * Inserts rows given as JSONEachRow (one JSON object per line), or as TabSeparated lines
+   * of `opts.columns`. A JSON object given for a String column is stored as its JSON text.
    */
-  insert(table: string, rows: Buffer | string, opts?: InsertOptions): Promise<void>
+  insert(table: string, rows: InsertBody, opts?: InsertOptions): Promise<void>
   /**
    * Runs a SELECT and yields its result as bytes in a ClickHouse output format (CSVWithNames,
    * JSONEachRow, Parquet, ...) chunk by chunk, so exports never hold the whole result.

@@ -14,19 +14,24 @@ t.test('each INSERT reads exactly its body; files are reused, and removed on clo
   const seen: string[] = []
   const read = (file: string) => Promise.resolve(seen.push(fs.readFileSync(file, 'utf8')))
   const inline = () => Promise.reject(new Error('the file was not written'))
-  await files.with(Buffer.from('a'.repeat(5000)), read, inline)
-  await files.with(Buffer.from('short'), read, inline)
+  const body = (...pieces: string[]) => {
+    const parts = pieces.map((p) => Buffer.from(p))
+    return [parts, parts.reduce((n, p) => n + p.length, 0)] as const
+  }
+  await files.with(...body('a'.repeat(5000)), read, inline)
+  // a body in pieces is written in order
+  await files.with(...body('sh', '', 'o', 'rt'), read, inline)
   // two at once need two files
   await Promise.all([
     files.with(
-      Buffer.from('one'),
+      ...body('one'),
       async (f) => {
         await new Promise((r) => setTimeout(r, 20))
         await read(f)
       },
       inline,
     ),
-    files.with(Buffer.from('two'), read, inline),
+    files.with(...body('two'), read, inline),
   ])
   t.same(seen, ['a'.repeat(5000), 'short', 'two', 'one'])
   t.equal(fs.readdirSync(dir).length, 2, 'two files for two INSERTs in flight at most')
@@ -52,7 +57,8 @@ t.test('a body that cannot be written to a file goes inline', async (t) => {
   const files = new BodyFiles(dir)
   fs.rmSync(dir, { recursive: true }) // no file can be made now
   const how = await files.with(
-    Buffer.from('x'),
+    [Buffer.from('x')],
+    1,
     () => Promise.resolve('file'),
     () => Promise.resolve('inline'),
   )

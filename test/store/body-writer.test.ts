@@ -43,3 +43,24 @@ t.test('bytes between texts: written where they were given, text around them kep
   }
   t.equal(w.take().toString('utf8'), expected)
 })
+
+t.test('a large body comes in blocks, in order, none of them copied into another', async (t) => {
+  const w = new BodyWriter()
+  let expected = ''
+  for (let i = 0; i < 2_000; i++) {
+    const head = `${i}\tsaldo\tZähler ${'€'.repeat(i % 5)}\t`
+    const raw = Buffer.from(`{"telegram":"${'B2'.repeat(1000)}"}`)
+    w.text(head)
+    w.bytes(raw)
+    w.text('\n')
+    expected += head + raw.toString() + '\n'
+  }
+  const parts = w.takeParts()
+  t.ok(parts.length > 3, `${parts.length} blocks`)
+  t.ok(
+    parts.every((p) => p.length <= 1 << 20),
+    'no block past a megabyte',
+  )
+  t.equal(Buffer.concat(parts).toString('utf8'), expected)
+  t.equal(joinRows([parts, 'x\n']).toString('utf8'), expected + 'x\n', 'joinRows takes pieces too')
+})

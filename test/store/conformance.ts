@@ -13,10 +13,13 @@ import {
 import { rollupFedApart } from '../../src/store/rollup-feed.js'
 import { migrate, migrations, schemaMigrationsStatements } from '../../src/store/migrations.js'
 import {
+  bodyParts,
   chTime,
+  joinBody,
   parseChTime,
   toJsonEachRow,
   tsvText,
+  type InsertBody,
   type InsertOptions,
   type Params,
   type Sql,
@@ -38,12 +41,12 @@ class CountingSql implements Sql {
   exec(sql: string, params?: Params): Promise<void> {
     return this.inner.exec(sql, params)
   }
-  async insert(table: string, rows: Buffer | string, opts?: InsertOptions): Promise<void> {
+  async insert(table: string, rows: InsertBody, opts?: InsertOptions): Promise<void> {
     const slow = new Promise((r) => setTimeout(r, this.minInsertMs))
     await this.inner.insert(table, rows, opts)
     await slow
     this.inserts++
-    for (const line of rows.toString().split('\n'))
+    for (const line of joinBody(bodyParts(rows)).toString().split('\n'))
       if (line) this.stored.add(Number(JSON.parse(line).id))
   }
   stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
