@@ -90,14 +90,16 @@ const key = (kind: string, t: number) => `${kind}:${t}`
 
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
 /**
- * The window keeps the readings of the last WINDOW_SPAN_MS per kind (at most WINDOW_MAX,
- * at least NEIGHBOURHOOD): a reading that arrives up to that late, e.g. from a request that
- * overtook another or a gateway replaying hours of buffer, needs no store round trip.
- * About 250 bytes per reading held, ~1 KiB per meter besides (docs/benchmarks.md, "Memory
- * per meter").
+ * The window keeps the readings of the last WINDOW_SPAN_MS per kind and the NEIGHBOURHOOD
+ * (97) valid ones before them, at most WINDOW_MAX: a reading that arrives up to that late,
+ * e.g. from a request that overtook another or a gateway replaying hours of buffer, needs
+ * no store round trip. WINDOW_MAX holds that for a meter reporting every minute (360 + 97);
+ * at 256 a reading 3 hours late asked the store for its neighbours. About 100 bytes per
+ * reading held, ~1 KiB per meter besides (docs/benchmarks.md, "Memory per meter"); the
+ * registry's budget of held readings bounds the total.
  */
 export const WINDOW_SPAN_MS = 6 * 3_600_000
-export const WINDOW_MAX = 256
+export const WINDOW_MAX = 512
 
 /**
  * One turn of one meter: the readings of the requests that joined it (refs renumbered), and
