@@ -35,9 +35,9 @@ export class BodyFiles {
   }
 
   /**
-   * Runs `fromFile` with the path of a file holding exactly `body`, the pieces in order,
-   * `size` bytes (the file is kept for reuse), or `inline` if the file cannot be written (a full or read-only disk must not
-   * fail an INSERT the engine could take as it is).
+   * Runs `fromFile` with the path of a file holding exactly `body`, its pieces in order and
+   * `size` bytes in all (the file is kept for reuse), or `inline` if the file cannot be
+   * written (a full or read-only disk must not fail an INSERT the engine could take as it is).
    */
   async with<T>(
     body: readonly Uint8Array[],

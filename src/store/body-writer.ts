@@ -5,6 +5,8 @@
 // at a time, and their strings are garbage at once. Generic gateway rows, five quick bench
 // pairs: 33.4 against 37.0 main-thread ms per 1,000 readings (medians).
 
+import { joinBody } from './sql.js'
+
 const FIRST_BLOCK_BYTES = 64 << 10
 /** Blocks grow by doubling up to this size (a telegram INSERT's body is megabytes). */
 const MAX_BLOCK_BYTES = 1 << 20
@@ -51,8 +53,7 @@ export class BodyWriter {
 
   /** The bytes written as one buffer (a copy where there are several blocks). */
   take(): Buffer {
-    const parts = this.takeParts()
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+    return joinBody(this.takeParts())
   }
 
   private encode(): void {

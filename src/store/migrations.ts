@@ -351,8 +351,8 @@ export function addColumn(o: SchemaOptions, name: string, column: string): strin
 
 /**
  * ALTER TABLE … MODIFY COLUMN (a new type) for one logical table: on a cluster, the local
- * table on every shard and the Distributed table over it. Stored parts are rewritten by a
- * background mutation; reads convert the parts not yet rewritten.
+ * table on every shard and the Distributed table over it. Stored parts are rewritten by the
+ * ALTER's mutation.
  */
 export function modifyColumns(o: SchemaOptions, name: string, columns: string[]): string[] {
   const modify = columns.map((c) => `MODIFY COLUMN ${c}`).join(', ')
@@ -377,8 +377,15 @@ export function schemaMigrationsStatements(o: SchemaOptions): string[] {
   )
 }
 
-/** Applies every migration not yet recorded, in order. Callers hold the migration lock. */
-export async function migrate(sql: Sql, schema: SchemaOptions = {}): Promise<number[]> {
+/**
+ * Applies every migration of `list` (all of them unless told) not yet recorded, in order.
+ * Callers hold the migration lock.
+ */
+export async function migrate(
+  sql: Sql,
+  schema: SchemaOptions = {},
+  list: readonly Migration[] = migrations,
+): Promise<number[]> {
   const o: SchemaOptions = { ...schema, rollupFeed: rollupFedApart(sql) }
   for (const s of schemaMigrationsStatements(o)) await sql.exec(s)
   const done = new Set(
@@ -387,7 +394,7 @@ export async function migrate(sql: Sql, schema: SchemaOptions = {}): Promise<num
     ),
   )
   const applied: number[] = []
-  for (const m of migrations) {
+  for (const m of list) {
     if (done.has(m.version)) continue
     for (const s of m.statements(o)) await sql.exec(s)
     await sql.insert(

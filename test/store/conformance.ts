@@ -11,7 +11,7 @@ import {
   type StoredReadingRow,
 } from '../../src/store/reading-row.js'
 import { rollupFedApart } from '../../src/store/rollup-feed.js'
-import { migrate, migrations, schemaMigrationsStatements } from '../../src/store/migrations.js'
+import { migrate, migrations } from '../../src/store/migrations.js'
 import {
   bodyParts,
   chTime,
@@ -471,13 +471,11 @@ function normal(v: unknown): unknown {
 export function upgradeConformance(t: Test, sql: Sql): void {
   t.test('readings stored before migration 15 read back the same after it', async (t) => {
     const carried = rollupFedApart(sql)
-    const o = { rollupFeed: carried }
-    for (const s of schemaMigrationsStatements(o)) await sql.exec(s)
-    for (const m of migrations.filter((m) => m.version < 15)) {
-      for (const s of m.statements(o)) await sql.exec(s)
-      const applied = { version: m.version, name: m.name, applied_at: chTime(Date.now()) }
-      await sql.insert('schema_migrations', JSON.stringify(applied))
-    }
+    await migrate(
+      sql,
+      {},
+      migrations.filter((m) => m.version < 15),
+    )
     const types = () =>
       sql.query<{ name: string; type: string }>(
         `SELECT name, type FROM system.columns WHERE database = currentDatabase()
