@@ -232,3 +232,41 @@ t.test(
     )
   },
 )
+
+t.test(
+  'MeterTimeline: retain drops the oldest invalid readings, in order or not, as a sort would',
+  async (t) => {
+    // Invalid readings (no canonical value) arrive mostly in order, some late; after each
+    // insert the window is retained and compared with what sorting every time keeps.
+    const span = 6 * 60 * MIN
+    const max = 120
+    const tl = new MeterTimeline(ctx())
+    let kept: number[] = []
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    for (let i = 0; i < 2_000; i++) {
+      // every tenth a late one, up to 8 hours back (some already older than the window)
+      const minute = next() < 0.1 ? i - Math.floor(next() * 480) : i
+      const r = rd('consumption', minute, null)
+      if (kept.includes(r.recordedAt) || tl.has('consumption', r.recordedAt)) continue
+      tl.insert(r)
+      kept.push(r.recordedAt)
+      const dropped = tl.retain(span, max)
+      const sorted = [...kept].sort((a, b) => a - b)
+      const floor = sorted[sorted.length - 1]! - span
+      let k = 0
+      while (k < sorted.length && (sorted[k]! < floor || sorted.length - k > max)) k++
+      const want = k ? sorted[k - 1]! : -Infinity
+      kept = sorted.slice(k)
+      if (dropped.consumption !== want) {
+        t.fail(`insert ${i}: dropped up to ${dropped.consumption}, a sort ${want}`)
+        return
+      }
+    }
+    t.same(
+      tl.readings().map((r) => r.recordedAt),
+      kept,
+      'the same readings held at the end',
+    )
+  },
+)
