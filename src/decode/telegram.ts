@@ -156,6 +156,8 @@ export function statusFlags(
   st: number,
   errFlags: number,
 ): { rawFlags: string[]; statuses: string[] } {
+  // Most telegrams: no flag (no Set made for them; this runs for every telegram).
+  if (st <= 0 && errFlags <= 0) return { rawFlags: [], statuses: [] }
   const rawFlags: string[] = []
   const set = new Set<string>()
   if (st > 0) {
