@@ -461,11 +461,9 @@ export class MeterActor {
   }
 
   /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */
-  feedBody(turn: Turn): string {
-    let body = ''
+  feedBody(turn: Turn, out: BodyWriter): void {
     for (const row of turn.rows)
-      body += readingFeedLine(turn.meter.workspace_id, turn.meter.id, row)
-    return body
+      out.text(readingFeedLine(turn.meter.workspace_id, turn.meter.id, row))
   }
 
   /**
