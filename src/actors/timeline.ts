@@ -188,13 +188,12 @@ export class MeterTimeline {
     for (const kind of KINDS) {
       const arr = this.valid[kind]
       if (arr.length > k) arr.splice(0, arr.length - k)
-      const inv = this.invalid[kind]
-      const cutoff = arr.length ? arr[0]!.t : Number.NEGATIVE_INFINITY
-      const times = [...inv.keys()].sort((a, b) => a - b)
-      const drop = Math.max(0, times.length - k)
-      times.forEach((t, idx) => {
-        if (idx < drop || t < cutoff) inv.delete(t)
-      })
+      dropInvalid(
+        this.invalid[kind],
+        this.invalidOrder[kind],
+        arr.length ? arr[0]!.t : Number.NEGATIVE_INFINITY,
+        k,
+      )
     }
   }
 
@@ -236,13 +235,10 @@ export class MeterTimeline {
       }
       const inv = this.invalid[kind]
       if (!inv.size) continue
-      const last = dropInvalid(
-        inv,
-        this.invalidOrder[kind],
-        arr.length ? arr[0]!.t : null,
-        spanMs,
-        max,
-      )
+      const order = this.invalidOrder[kind]
+      // Without a valid reading kept, the span counts back from the newest invalid one.
+      const floor = arr.length ? arr[0]!.t : order.newest - spanMs
+      const last = dropInvalid(inv, order, floor, max)
       if (last !== null) dropped[kind] = Math.max(dropped[kind], last)
     }
     return dropped
@@ -373,19 +369,18 @@ interface InvalidOrder {
 }
 
 /**
- * Drops the invalid readings older than `floor` (the oldest valid one kept; without one,
- * `spanMs` before the newest invalid one), and the oldest beyond `max`. Returns the newest
- * time dropped, or null. Readings mostly arrive in order, and a Map iterates in insertion
- * order: then only what is dropped is visited. Copying and sorting every time on every turn
- * was a visible cost of meters whose readings are all invalid (up to 512 held per kind:
- * 13 µs per turn in a scratch loop, 4 with a scan instead of the sort). A late reading puts
- * the Map back in order once. Drops are always the oldest, so `newest` stays right.
+ * Drops the invalid readings older than `floor`, and the oldest beyond `max` (`retain`,
+ * `trim`). Returns the newest time dropped, or null. Readings mostly arrive in order, and a
+ * Map iterates in insertion order: then only what is dropped is visited. Copying and sorting
+ * every time on every turn was a visible cost of meters whose readings are all invalid (up
+ * to 512 held per kind: 13-16 µs per turn in a scratch loop, 2.4-3.2 without the sort). A
+ * late reading puts the Map back in order once. Drops are always the oldest, so `newest`
+ * stays right.
  */
 function dropInvalid(
   inv: Map<number, TimelineReading>,
   o: InvalidOrder,
-  validFloor: number | null,
-  spanMs: number,
+  floor: number,
   max: number,
 ): number | null {
   if (!o.ascending) {
@@ -394,7 +389,6 @@ function dropInvalid(
     for (const [t, r] of sorted) inv.set(t, r)
     o.ascending = true
   }
-  const floor = validFloor ?? o.newest - spanMs
   let left = inv.size
   let last: number | null = null
   // In ascending order both conditions hold for a prefix only.
