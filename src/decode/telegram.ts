@@ -186,11 +186,17 @@ export function statusFlags(
   return { rawFlags, statuses: [...set] }
 }
 
+// The same values as `10 ** k`, made once (a power per record's value was ~4 % of a decoder
+// worker's time).
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)
+
 function pow10(e: number): number {
-  return 10 ** Math.abs(e)
+  const k = Math.abs(e)
+  return k < POW10.length ? POW10[k]! : 10 ** k
 }
 
-function scaled(v: number, e: number): number {
+/** A record's number scaled by its decimal exponent, as every payload writer computes it. */
+export function scaled(v: number, e: number): number {
   return e >= 0 ? v * pow10(e) : v / pow10(e)
 }
 
@@ -198,7 +204,8 @@ function pad(n: number, w = 2): string {
   return String(n).padStart(w, '0')
 }
 
-function formatDate(t: number, v: number): string {
+/** A date or time record's value as stored (ASCII digits and separators). */
+export function formatDate(t: number, v: number): string {
   const b = (i: number) => Math.floor(v / 2 ** (8 * i)) & 0xff
   if (t === D.DATE_G) {
     const day = b(0) & 31,
@@ -235,8 +242,8 @@ function hexOf(F: Uint8Array, off: number, len: number): string {
   return s
 }
 
-const FUNCS = ['instantaneous', 'maximum', 'minimum', 'error']
-const DLL_CRC_NAMES = ['none', 'A', 'B']
+export const FUNCS = ['instantaneous', 'maximum', 'minimum', 'error']
+export const DLL_CRC_NAMES = ['none', 'A', 'B']
 
 /** Decoded records (JSON-able) for the stored raw payload. */
 export function buildRecords(core: DecoderCore): unknown[] {
@@ -324,21 +331,9 @@ export function linkInfo(core: DecoderCore): Record<string, unknown> {
   return info
 }
 
-// JSON text of `{ link: linkInfo(core), records: buildRecords(core) }` written directly,
-// without the intermediate objects: the worker builds every stored raw payload with it.
-// Must stay byte-identical to JSON.stringify of those objects
-// (test/decode/raw-payload.test.ts checks every vector and fuzzed frames). The same writer
-// also writes that text already escaped as a TabSeparated field, from escaped fragments,
-// which is how the readings INSERT carries it (decode/wire.ts): escaping 2 KB afterwards
-// cost ~8 µs a telegram as a JSON literal, JSON.stringify ~9.
-
-/** A JSON number the way JSON.stringify writes one (non-finite becomes null). */
-function jnum(n: number): string {
-  return Number.isFinite(n) ? String(n) : 'null'
-}
-
-/** Chars from F bytes: JSON.stringify escapes what needs escaping. */
-const jstr = JSON.stringify as (s: string) => string
+// The stored raw payload's decoded part, `JSON.stringify({ link: linkInfo(core), records:
+// buildRecords(core) })`, is written as bytes by the worker (payload-bytes.ts), as a
+// TabSeparated field: that text with its backslashes doubled.
 
 /**
  * JSON text as a TabSeparated field (store/sql.ts `tsvText`): JSON has no raw tab or newline,
@@ -348,141 +343,6 @@ export const inTsv = (s: string) => (s.includes('\\') ? s.replaceAll('\\', '\\\\
 
 /** `inTsv` undone. */
 export const fromTsv = (s: string) => (s.includes('\\') ? s.replaceAll('\\\\', '\\') : s)
-
-/** The writer's constant pieces, and its JSON string writer, plain or escaped. */
-function fragments(f: (s: string) => string) {
-  return {
-    q: f('"'),
-    str: (t: string) => f(jstr(t)),
-    frameMbus: f('{"frame":"mbus","c":"'),
-    frameWmbus: f('{"frame":"wmbus","c":"'),
-    ci: f('","ci":['),
-    nextQ: f(',"'),
-    address: f(',"address":'),
-    dllCrc: f(',"dll_crc":"'),
-    dllId: f(',"dll_id":"'),
-    id: f(',"id":"'),
-    manufacturer: f('","manufacturer":'),
-    version: f(',"version":"'),
-    deviceType: f('","device_type":"'),
-    access: f(',"access_number":'),
-    statusByte: f(',"status_byte":"'),
-    security: f('","security_mode":'),
-    encrypted: f(',"encrypted":true'),
-    plain: f(',"encrypted":false'),
-    decrypted: f(',"decrypted":true}'),
-    notDecrypted: f(',"decrypted":false}'),
-    header: f('{"header":"'),
-    quantity: f('","quantity":"'),
-    value: f('","value":'),
-    unit: f(',"unit":'),
-    storage: f(',"storage":'),
-    tariff: f(',"tariff":'),
-    subunit: f(',"subunit":'),
-    func: f(',"function":"'),
-    vife: f(',"vife":"'),
-    invalid: f(',"invalid":true'),
-    selected: f(',"selected":true}'),
-    link: f('{"link":'),
-    records: f(',"records":'),
-  }
-}
-type Fragments = ReturnType<typeof fragments>
-const PLAIN: Fragments = fragments((s) => s)
-const IN_TSV: Fragments = fragments(inTsv)
-
-function linkJson(core: DecoderCore, J: Fragments): string {
-  const { CTRL } = core
-  const q = J.q
-  const wired = CTRL[S.FRAME] === 2
-  let s = wired ? J.frameMbus : J.frameWmbus
-  s += hex2(CTRL[S.C]!) + J.ci
-  const nci = Math.min(4, CTRL[S.NCI]!)
-  for (let i = 0; i < nci; i++) s += (i ? J.nextQ : q) + hex2(CTRL[S.CI0 + i]!) + q
-  s += ']'
-  if (wired) s += J.address + jnum(CTRL[S.WIRED_ADDR]!)
-  else {
-    const crc = DLL_CRC_NAMES[CTRL[S.DLLCRC]!]
-    if (crc !== undefined) s += J.dllCrc + crc + q
-    s += J.dllId + printedId(CTRL[S.DLL_ID]!) + q
-  }
-  if (CTRL[S.HAS_ID]) {
-    s += J.id + printedId(CTRL[S.ID]!) + J.manufacturer + J.str(manufacturer(CTRL[S.ID_M]!))
-    s += J.version + hex2(CTRL[S.VER]!) + J.deviceType + hex2(CTRL[S.TYPE]!) + q
-  }
-  if (CTRL[S.ST]! >= 0) {
-    s += J.access + jnum(CTRL[S.ACC]!) + J.statusByte + hex2(CTRL[S.ST]!)
-    s += J.security + jnum(CTRL[S.SEC]!)
-  }
-  s += CTRL[S.ENCRYPTED] === 1 ? J.encrypted : J.plain
-  s += CTRL[S.DECRYPTED] === 1 ? J.decrypted : J.notDecrypted
-  return s
-}
-
-function recordsJson(core: DecoderCore, J: Fragments): string {
-  const { CTRL, REC, F } = core
-  const q = J.q
-  const n = CTRL[S.NREC]!
-  const sel = CTRL[S.SEL]!
-  let s = '['
-  for (let i = 0; i < n; i++) {
-    const o = i * REC_W
-    const qty = REC[o + R.QTY]!
-    const dtype = REC[o + R.DTYPE]!
-    const hdr = REC[o + R.HDR_OFF]!
-    const doff = REC[o + R.DATA_OFF]!
-    const dlen = REC[o + R.DATA_LEN]!
-    const exp = REC[o + R.EXP]!
-    const [name, unit0] = QUANTITIES[qty] ?? ['unknown', null]
-    let unit: string | null = unit0
-    let value: string
-    if (dtype === D.NUMBER) {
-      if (unit === 'time') {
-        unit = TIME_UNITS[exp] ?? null
-        value = jnum(REC[o + R.VALUE]!)
-      } else value = jnum(scaled(REC[o + R.VALUE]!, exp))
-    } else if (dtype === D.STRING) {
-      let t = ''
-      for (let k = dlen - 1; k >= 0; k--) t += String.fromCharCode(F[doff + k]!)
-      value = J.str(t)
-    } else if (dtype === D.BYTES || dtype === D.INVALID) value = q + hexOf(F, doff, dlen) + q
-    else if (dtype === D.NONE) value = 'null'
-    else value = q + formatDate(dtype, REC[o + R.VALUE]!) + q
-    if (unit === 'time') unit = TIME_UNITS[exp] ?? null
-    const textOff = REC[o + R.TEXT_OFF]!
-    if (textOff >= 0) {
-      let t = ''
-      const tl = F[textOff]!
-      for (let k = tl; k >= 1; k--) t += String.fromCharCode(F[textOff + k]!)
-      unit = t
-    }
-    if (i) s += ','
-    s += J.header + hexOf(F, hdr, doff - hdr) + J.quantity + name + J.value + value
-    s += J.unit + (unit === null ? 'null' : textOff >= 0 ? J.str(unit) : q + unit + q)
-    s += J.storage + jnum(REC[o + R.STORAGE]!) + J.tariff + jnum(REC[o + R.TARIFF]!)
-    s += J.subunit + jnum(REC[o + R.SUBUNIT]!)
-    const fn = FUNCS[REC[o + R.FUNC]!]
-    if (fn !== undefined) s += J.func + fn + q
-    if (REC[o + R.MOD]) s += J.vife + hex2(REC[o + R.VIFE0]! & 0xff) + q
-    if (dtype === D.INVALID) s += J.invalid
-    s += i === sel ? J.selected : '}'
-  }
-  return s + ']'
-}
-
-function decodedWith(core: DecoderCore, J: Fragments): string {
-  return J.link + linkJson(core, J) + J.records + recordsJson(core, J) + '}'
-}
-
-/** `JSON.stringify({ link: linkInfo(core), records: buildRecords(core) })`, built directly. */
-export function decodedJson(core: DecoderCore): string {
-  return decodedWith(core, PLAIN)
-}
-
-/** decodedJson as a TabSeparated field (`inTsv`), written as such (no second pass). */
-export function decodedJsonInTsv(core: DecoderCore): string {
-  return decodedWith(core, IN_TSV)
-}
 
 export function identifierOf(core: DecoderCore): string {
   const { CTRL } = core

@@ -10,8 +10,8 @@
 // (rare: a format new to the worker, or one it did not know).
 import type { DecoderCore } from './core.js'
 import { RC, REASONS, E, S } from './layout.js'
+import { decodedTsvBound, writeDecodedTsv } from './payload-bytes.js'
 import {
-  decodedJsonInTsv,
   fingerprintOf,
   fromTsv,
   printedId,
@@ -95,10 +95,8 @@ export class ResultWriter {
    */
   ok(core: DecoderCore, hex: Uint8Array): void {
     const { CTRL } = core
-    const decoded = decodedJsonInTsv(core)
-    // UTF-8 needs at most 2 bytes per char here (every char is < U+0100), 3 is safe anyway
     this.ensure(
-      OK_HEAD + PRE.length + hex.length + MID.length + 3 * decoded.length + END.length + 8,
+      OK_HEAD + PRE.length + hex.length + MID.length + decodedTsvBound(core) + END.length + 8,
     )
     const h = this.pos >> 2
     const { value, unit } = selectedValue(core)
@@ -119,7 +117,10 @@ export class ResultWriter {
     p += hex.length
     this.u8.set(MID, p)
     p += MID.length
-    p += this.b.write(decoded, p, 'utf8')
+    p = writeDecodedTsv(core, this.u8, p)
+    // A typed array drops writes past its end: a payload longer than its bound would be
+    // stored cut short. The bound is tested on every vector; this keeps it honest.
+    if (p > this.u8.length) throw new Error('decoded payload longer than its bound')
     this.u8.set(END, p)
     p += END.length
     this.i32[h + 2] = p - start

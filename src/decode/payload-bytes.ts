@@ -1,0 +1,482 @@
+// The decoded part of a telegram's stored raw payload, written by the worker straight into
+// the result buffer as the UTF-8 bytes of its TabSeparated field: `JSON.stringify({ link:
+// linkInfo(core), records: buildRecords(core) })` (telegram.ts) with its backslashes doubled.
+// test/decode/raw-payload.test.ts compares the two on every vector and on fuzzed frames.
+//
+// Why bytes, and a template per layout: that text built as a string (about 150
+// concatenations per telegram, a rope V8 then flattened to write it) took ~90 % of a decoder
+// worker's time per telegram (scratch, 40 plain bench frames: the decode ~1 µs, the text and
+// its UTF-8 write 7–12 µs). Byte by byte it was no cheaper (docs/benchmarks.md, Tried): what
+// is cheap is copying a few long pre-encoded runs and writing the values between them.
+import type { DecoderCore } from './core.js'
+import { S, R, REC_W, D, QUANTITIES, TIME_UNITS } from './layout.js'
+import {
+  DLL_CRC_NAMES,
+  FUNCS,
+  formatDate,
+  inTsv,
+  manufacturer,
+  printedId,
+  scaled,
+} from './telegram.js'
+
+const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'))
+
+// The text's constant pieces: none holds a backslash, so they read the same escaped for
+// TabSeparated or not.
+const P = {
+  frameMbus: bytes('{"link":{"frame":"mbus","c":"'),
+  frameWmbus: bytes('{"link":{"frame":"wmbus","c":"'),
+  ci: bytes('","ci":['),
+  address: bytes(',"address":'),
+  dllCrc: bytes(',"dll_crc":"'),
+  dllId: bytes(',"dll_id":"'),
+  id: bytes(',"id":"'),
+  manufacturer: bytes('","manufacturer":'),
+  version: bytes(',"version":"'),
+  deviceType: bytes('","device_type":"'),
+  access: bytes(',"access_number":'),
+  statusByte: bytes(',"status_byte":"'),
+  security: bytes('","security_mode":'),
+  encrypted: bytes(',"encrypted":true'),
+  plain: bytes(',"encrypted":false'),
+  decrypted: bytes(',"decrypted":true},"records":['),
+  notDecrypted: bytes(',"decrypted":false},"records":['),
+  header: bytes('{"header":"'),
+  quantity: bytes('","quantity":"'),
+  value: bytes('","value":'),
+  unit: bytes(',"unit":'),
+  storage: bytes(',"storage":'),
+  tariff: bytes(',"tariff":'),
+  subunit: bytes(',"subunit":'),
+  func: bytes(',"function":"'),
+  vife: bytes(',"vife":"'),
+  invalid: bytes(',"invalid":true'),
+  selected: bytes(',"selected":true}'),
+  null: bytes('null'),
+  end: bytes(']}'),
+}
+
+const QUOTE = 0x22
+const HEX = bytes('0123456789ABCDEF')
+
+// The buffer being written and the position in it (one telegram at a time, per thread).
+let out: Uint8Array = new Uint8Array(0)
+let at = 0
+
+function put(piece: Uint8Array): void {
+  out.set(piece, at)
+  at += piece.length
+}
+
+function putHex2(n: number): void {
+  out[at++] = HEX[(n >> 4) & 15]!
+  out[at++] = HEX[n & 15]!
+}
+
+/** Text known to be ASCII (names, digits, dates). */
+function putAscii(s: string): void {
+  for (let i = 0; i < s.length; i++) out[at++] = s.charCodeAt(i)
+}
+
+/** A JSON number the way JSON.stringify writes one (non-finite becomes null). */
+function putNum(n: number): void {
+  if (!Number.isFinite(n)) return put(P.null)
+  // Other numbers' shortest form is V8's to make (ASCII: digits, '.', 'e', sign).
+  if (!Number.isSafeInteger(n)) return putAscii(String(n))
+  // -0 is written "0", as String(-0) is.
+  if (n < 0) {
+    out[at++] = 0x2d
+    n = -n
+  }
+  let len = 1
+  for (let x = n; x >= 10; x = (x - (x % 10)) / 10) len++
+  let q = at + len
+  do {
+    out[--q] = 0x30 + (n % 10)
+    n = (n - (n % 10)) / 10
+  } while (n > 0)
+  at += len
+}
+
+/** What JSON.stringify writes for a string, escaped for TabSeparated, in UTF-8. */
+function putJsonString(s: string): void {
+  const t = inTsv(JSON.stringify(s))
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i)
+    if (c < 0x80) out[at++] = c
+    else if (c < 0x800) {
+      out[at++] = 0xc0 | (c >> 6)
+      out[at++] = 0x80 | (c & 63)
+    } else {
+      out[at++] = 0xe0 | (c >> 12)
+      out[at++] = 0x80 | ((c >> 6) & 63)
+      out[at++] = 0x80 | (c & 63)
+    }
+  }
+}
+
+/**
+ * A string stored in the frame, its characters one per byte, last byte first (the decoder's
+ * text values and units), as a JSON string. Printable ASCII without quote or backslash, most
+ * such text, needs no escaping and is copied as it is.
+ */
+function putFrameText(F: Uint8Array, first: number, last: number): void {
+  let plain = true
+  for (let k = last; k >= first; k--) {
+    const c = F[k]!
+    if (c < 0x20 || c > 0x7e || c === QUOTE || c === 0x5c) {
+      plain = false
+      break
+    }
+  }
+  if (plain) {
+    out[at++] = QUOTE
+    for (let k = last; k >= first; k--) out[at++] = F[k]!
+    out[at++] = QUOTE
+    return
+  }
+  let s = ''
+  for (let k = last; k >= first; k--) s += String.fromCharCode(F[k]!)
+  putJsonString(s)
+}
+
+/**
+ * How many bytes `writeDecodedTsv` may write for the telegram in `core` at most: a record's
+ * fixed text is under 256 bytes, and a char of frame text takes at most 7 (`\\u001f`).
+ */
+export function decodedTsvBound(core: DecoderCore): number {
+  const { CTRL, REC, F } = core
+  const n = CTRL[S.NREC]!
+  let bound = 512
+  for (let i = 0; i < n; i++) {
+    const o = i * REC_W
+    const textOff = REC[o + R.TEXT_OFF]!
+    bound += 256 + 2 * (REC[o + R.DATA_OFF]! - REC[o + R.HDR_OFF]!) + 7 * REC[o + R.DATA_LEN]!
+    if (textOff >= 0) bound += 7 * F[textOff]!
+  }
+  return bound
+}
+
+// A meter sends the same layout telegram after telegram: the same link fields, records,
+// headers and units, and new values. So the text is kept per layout as a template (its
+// constant runs between the values, which are the access number, the status byte and each
+// record's value), found by a signature of everything else the text is made of and used only
+// when that signature is equal in full; a telegram then costs a copy per run and its values.
+
+interface Template {
+  /** Everything the text is made of but the values (see `signature`). */
+  sig: Float64Array
+  /** Constant runs of the text, one more than there are slots. */
+  runs: Uint8Array[]
+  /** Per value between two runs: its kind and three numbers (see `value`). */
+  slots: Int32Array
+}
+
+/**
+ * Meters whose layouts a worker keeps (a few KB each); past this many the oldest goes. A
+ * worker sees the meters its affinity gives it (affinity.ts): half of them with two.
+ */
+const MAX_TEMPLATES = 8192
+const templates = new Map<number, Template[]>()
+const LAYOUTS_PER_KEY = 4
+
+let sig = new Float64Array(1024)
+let sigLength = 0
+// While a signature is taken: the template's to compare it with (none: write it into `sig`),
+// and the position in it.
+let against: Float64Array | null = null
+let j = 0
+
+/** One element of the signature: the same as the template's, or written into `sig`. */
+function same(v: number): boolean {
+  if (against) return against[j++] === v
+  sig[j++] = v
+  return true
+}
+
+/**
+ * What the text is made of, values aside: link fields, the records' fields, header bytes and
+ * text units. With a template's, compared with it (false at the first difference); with null,
+ * written into `sig`. One pass either way: this runs for every telegram.
+ */
+function signature(core: DecoderCore, of: Float64Array | null): boolean {
+  const { CTRL, REC, F } = core
+  const n = CTRL[S.NREC]!
+  if (!of) {
+    const room = LINK_FIELDS.length + 1 + n * REC_FIELDS.length + F.length
+    if (sig.length < room) sig = new Float64Array(room)
+  }
+  against = of
+  j = 0
+  for (let k = 0; k < LINK_FIELDS.length; k++) if (!same(CTRL[LINK_FIELDS[k]!]!)) return false
+  if (!same(CTRL[S.ST]! >= 0 ? 1 : 0)) return false
+  for (let i = 0; i < n; i++) {
+    const o = i * REC_W
+    for (let k = 0; k < REC_FIELDS.length; k++) if (!same(REC[o + REC_FIELDS[k]!]!)) return false
+    for (let k = REC[o + R.HDR_OFF]!; k < REC[o + R.DATA_OFF]!; k++) if (!same(F[k]!)) return false
+    const textOff = REC[o + R.TEXT_OFF]!
+    if (textOff >= 0)
+      for (let k = textOff; k <= textOff + F[textOff]!; k++) if (!same(F[k]!)) return false
+  }
+  sigLength = j
+  return !of || j === of.length
+}
+
+/** Where a layout's template is looked for (then compared in full): the meter and its record count. */
+function templateKey(core: DecoderCore): number {
+  const { CTRL } = core
+  const a = Math.imul(CTRL[S.ID]! + CTRL[S.ID_M]!, 0x9e3779b1)
+  return a ^ Math.imul(CTRL[S.DLL_ID]! + CTRL[S.NREC]!, 0x85ebca6b)
+}
+
+/** A record's fields the text is made of (header bytes, the decoder's reading of them, where its data is), values aside. */
+const REC_FIELDS = [
+  R.QTY,
+  R.DTYPE,
+  R.HDR_OFF,
+  R.DATA_OFF,
+  R.DATA_LEN,
+  R.EXP,
+  R.STORAGE,
+  R.TARIFF,
+  R.SUBUNIT,
+  R.FUNC,
+  R.MOD,
+  R.VIFE0,
+  R.TEXT_OFF,
+]
+
+const LINK_FIELDS = [
+  S.FRAME,
+  S.C,
+  S.NCI,
+  S.CI0,
+  S.CI0 + 1,
+  S.CI0 + 2,
+  S.CI0 + 3,
+  S.WIRED_ADDR,
+  S.DLLCRC,
+  S.DLL_ID,
+  S.HAS_ID,
+  S.ID,
+  S.ID_M,
+  S.VER,
+  S.TYPE,
+  S.SEC,
+  S.ENCRYPTED,
+  S.DECRYPTED,
+  S.NREC,
+  S.SEL,
+]
+
+// While a template is recorded: the runs and slots so far, and where the current run began.
+let recording = false
+let runs: Uint8Array[] = []
+let slots: number[] = []
+let runStart = 0
+
+// What a slot holds, with up to three numbers each (in `Template.slots`, four per slot).
+const ACCESS = 0 // the access number
+const STATUS = 1 // the status byte
+const NUMBER = 2 // REC index of the value, decimal exponent, 1 when not scaled (a duration)
+const TEXT = 3 // first and last byte of text in F (written last byte first)
+const BYTES = 4 // first byte and length in F, written as hex
+const DATE = 5 // REC index of the value, its date type
+
+/** A value of the text: written, and where a template is recorded, a slot between two runs. */
+function value(core: DecoderCore, kind: number, a = 0, b = 0, c = 0): void {
+  if (recording) {
+    runs.push(new Uint8Array(out.subarray(runStart, at)))
+    slots.push(kind, a, b, c)
+  }
+  writeValue(core, kind, a, b, c)
+  runStart = at
+}
+
+function writeValue(core: DecoderCore, kind: number, a: number, b: number, c: number): void {
+  switch (kind) {
+    case ACCESS:
+      return putNum(core.CTRL[S.ACC]!)
+    case STATUS:
+      return putHex2(core.CTRL[S.ST]!)
+    case NUMBER:
+      return putNum(c ? core.REC[a]! : scaled(core.REC[a]!, b))
+    case TEXT:
+      return putFrameText(core.F, a, b)
+    case BYTES: {
+      const F = core.F
+      out[at++] = QUOTE
+      for (let k = a; k < a + b; k++) putHex2(F[k]!)
+      out[at++] = QUOTE
+      return
+    }
+    default:
+      out[at++] = QUOTE
+      putAscii(formatDate(b, core.REC[a]!))
+      out[at++] = QUOTE
+  }
+}
+
+/** A record's value: a slot, but for a record without one (null, constant). */
+function recordValue(core: DecoderCore, o: number, time: boolean): void {
+  const { REC } = core
+  const dtype = REC[o + R.DTYPE]!
+  const doff = REC[o + R.DATA_OFF]!
+  const dlen = REC[o + R.DATA_LEN]!
+  if (dtype === D.NUMBER) value(core, NUMBER, o + R.VALUE, REC[o + R.EXP]!, time ? 1 : 0)
+  else if (dtype === D.STRING) value(core, TEXT, doff, doff + dlen - 1)
+  else if (dtype === D.BYTES || dtype === D.INVALID) value(core, BYTES, doff, dlen)
+  else if (dtype === D.NONE) put(P.null)
+  else value(core, DATE, o + R.VALUE, dtype)
+}
+
+/**
+ * Writes the decoded part of the stored payload, as its TabSeparated field in UTF-8, into
+ * `buf` from `pos` (room for `decodedTsvBound(core)` bytes); returns the position after it.
+ */
+export function writeDecodedTsv(core: DecoderCore, buf: Uint8Array, pos: number): number {
+  out = buf
+  at = pos
+  const key = templateKey(core)
+  let layouts = templates.get(key)
+  let t: Template | undefined
+  if (layouts) for (const l of layouts) if (signature(core, l.sig)) t = l
+  if (t) {
+    const { runs, slots } = t
+    let r = 0
+    for (let j = 0; j < slots.length; j += 4) {
+      put(runs[r++]!)
+      writeValue(core, slots[j]!, slots[j + 1]!, slots[j + 2]!, slots[j + 3]!)
+    }
+    put(runs[r]!)
+  } else {
+    signature(core, null)
+    recording = true
+    runs = []
+    slots = []
+    runStart = at
+    writeLink(core)
+    writeRecords(core)
+    put(P.end)
+    runs.push(new Uint8Array(out.subarray(runStart, at)))
+    if (!layouts) {
+      if (templates.size >= MAX_TEMPLATES) templates.delete(templates.keys().next().value!)
+      templates.set(key, (layouts = []))
+    }
+    // A meter alternating between a few layouts (a long and a short telegram) keeps each.
+    if (layouts.length === LAYOUTS_PER_KEY) layouts.shift()
+    layouts.push({ sig: sig.slice(0, sigLength), runs, slots: Int32Array.from(slots) })
+    recording = false
+    runs = []
+    slots = []
+  }
+  out = EMPTY
+  return at
+}
+
+const EMPTY = new Uint8Array(0)
+
+function writeLink(core: DecoderCore): void {
+  const { CTRL } = core
+  const wired = CTRL[S.FRAME] === 2
+  put(wired ? P.frameMbus : P.frameWmbus)
+  putHex2(CTRL[S.C]!)
+  put(P.ci)
+  const nci = Math.min(4, CTRL[S.NCI]!)
+  for (let i = 0; i < nci; i++) {
+    if (i) out[at++] = 0x2c
+    out[at++] = QUOTE
+    putHex2(CTRL[S.CI0 + i]!)
+    out[at++] = QUOTE
+  }
+  out[at++] = 0x5d
+  if (wired) {
+    put(P.address)
+    putNum(CTRL[S.WIRED_ADDR]!)
+  } else {
+    const crc = DLL_CRC_NAMES[CTRL[S.DLLCRC]!]
+    if (crc !== undefined) {
+      put(P.dllCrc)
+      putAscii(crc)
+      out[at++] = QUOTE
+    }
+    put(P.dllId)
+    putAscii(printedId(CTRL[S.DLL_ID]!))
+    out[at++] = QUOTE
+  }
+  if (CTRL[S.HAS_ID]) {
+    put(P.id)
+    putAscii(printedId(CTRL[S.ID]!))
+    put(P.manufacturer)
+    putJsonString(manufacturer(CTRL[S.ID_M]!))
+    put(P.version)
+    putHex2(CTRL[S.VER]!)
+    put(P.deviceType)
+    putHex2(CTRL[S.TYPE]!)
+    out[at++] = QUOTE
+  }
+  if (CTRL[S.ST]! >= 0) {
+    put(P.access)
+    value(core, ACCESS)
+    put(P.statusByte)
+    value(core, STATUS)
+    put(P.security)
+    putNum(CTRL[S.SEC]!)
+  }
+  put(CTRL[S.ENCRYPTED] === 1 ? P.encrypted : P.plain)
+  put(CTRL[S.DECRYPTED] === 1 ? P.decrypted : P.notDecrypted)
+}
+
+function writeRecords(core: DecoderCore): void {
+  const { CTRL, REC, F } = core
+  const n = CTRL[S.NREC]!
+  const sel = CTRL[S.SEL]!
+  for (let i = 0; i < n; i++) {
+    const o = i * REC_W
+    const qty = REC[o + R.QTY]!
+    const dtype = REC[o + R.DTYPE]!
+    const hdr = REC[o + R.HDR_OFF]!
+    const doff = REC[o + R.DATA_OFF]!
+    const exp = REC[o + R.EXP]!
+    const [name, unit0] = QUANTITIES[qty] ?? ['unknown', null]
+    let unit: string | null = unit0
+    if (i) out[at++] = 0x2c
+    put(P.header)
+    for (let k = hdr; k < doff; k++) putHex2(F[k]!)
+    put(P.quantity)
+    putAscii(name)
+    put(P.value)
+    recordValue(core, o, unit === 'time')
+    if (unit === 'time') unit = TIME_UNITS[exp] ?? null
+    put(P.unit)
+    const textOff = REC[o + R.TEXT_OFF]!
+    if (textOff >= 0) putFrameText(F, textOff + 1, textOff + F[textOff]!)
+    else if (unit === null) put(P.null)
+    else {
+      out[at++] = QUOTE
+      putAscii(unit)
+      out[at++] = QUOTE
+    }
+    put(P.storage)
+    putNum(REC[o + R.STORAGE]!)
+    put(P.tariff)
+    putNum(REC[o + R.TARIFF]!)
+    put(P.subunit)
+    putNum(REC[o + R.SUBUNIT]!)
+    const fn = FUNCS[REC[o + R.FUNC]!]
+    if (fn !== undefined) {
+      put(P.func)
+      putAscii(fn)
+      out[at++] = QUOTE
+    }
+    if (REC[o + R.MOD]) {
+      put(P.vife)
+      putHex2(REC[o + R.VIFE0]! & 0xff)
+      out[at++] = QUOTE
+    }
+    if (dtype === D.INVALID) put(P.invalid)
+    if (i === sel) put(P.selected)
+    else out[at++] = 0x7d
+  }
+}
