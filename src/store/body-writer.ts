@@ -21,16 +21,13 @@ const ENCODE_UNITS = 16 << 10
  * UTF-8 text appended piece by piece into blocks of bytes. A full block is kept and the
  * next one started, never copied into a larger one: a telegram INSERT's 2–3 MB used to be
  * copied about once more that way, and once more to join the requests' bodies, which the
- * list of pieces also spares (group-commit.ts hands the pieces on). Bytes appended as bytes
- * (a telegram's payload) are a piece of their own, not copied at all.
+ * block list also spares (group-commit.ts hands the pieces on).
  */
 export class BodyWriter {
-  private readonly full: Uint8Array[] = []
+  private readonly full: Buffer[] = []
   // Allocated on the first encode: a request whose readings were all duplicates writes none.
   private buf = Buffer.alloc(0)
   private pos = 0
-  /** Where the current block's bytes not yet in `full` begin. */
-  private start = 0
   private joined = ''
 
   /** Appends `s` as UTF-8. */
@@ -39,30 +36,19 @@ export class BodyWriter {
     if (this.joined.length >= ENCODE_UNITS) this.encode()
   }
 
-  /**
-   * Appends bytes that are already UTF-8 (a telegram's payload: a view of the decoder
-   * worker's result buffer), as they are: the INSERT's file is written from the pieces
-   * (body-files.ts), so copying them here first only cost a copy and fresh block pages
-   * (~1.3 µs of the main thread per telegram in a profile of the telegram gateway row).
-   */
+  /** Appends bytes that are already UTF-8 (a telegram's payload from the decoder worker). */
   bytes(b: Uint8Array): void {
     this.encode()
-    this.cut()
-    this.full.push(b)
+    this.reserve(b.length)
+    this.buf.set(b, this.pos)
+    this.pos += b.length
   }
 
   /** The bytes written, in order; the writer is not to be used afterwards. */
-  takeParts(): Uint8Array[] {
+  takeParts(): Buffer[] {
     this.encode()
-    this.cut()
+    if (this.pos) this.full.push(this.buf.subarray(0, this.pos))
     return this.full
-  }
-
-  /** Ends the current piece of the block where the writing is (the block goes on after it). */
-  private cut(): void {
-    if (this.pos === this.start) return
-    this.full.push(this.buf.subarray(this.start, this.pos))
-    this.start = this.pos
   }
 
   /** The bytes written as one buffer (a copy where there are several blocks). */
@@ -81,10 +67,9 @@ export class BodyWriter {
 
   private reserve(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return
-    this.cut()
+    if (this.pos) this.full.push(this.buf.subarray(0, this.pos))
     const next = Math.min(this.buf.length * 2, MAX_BLOCK_BYTES)
     this.buf = Buffer.allocUnsafe(Math.max(next, bytes, FIRST_BLOCK_BYTES))
     this.pos = 0
-    this.start = 0
   }
 }

@@ -5,7 +5,6 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { forCluster } from './cluster.js'
 import {
   bodyParts,
-  joinBody,
   bodySize,
   insertColumns,
   insertFormat,
@@ -82,7 +81,7 @@ export class ServerSql implements Sql {
     // JSON.stringify every chunk of its stream (a Buffer became one all-default row).
     const r = await this.client.exec({
       query: `INSERT INTO ${table}${insertColumns(opts)} FORMAT ${insertFormat(opts)}`,
-      values: Readable.from(inChunks(parts), { objectMode: false }),
+      values: Readable.from(parts, { objectMode: false }),
       clickhouse_settings: insertSettings(opts),
     })
     // Drain the (empty) answer so the socket goes back to the pool.
@@ -103,28 +102,4 @@ export class ServerSql implements Sql {
   async close(): Promise<void> {
     await this.client.close()
   }
-}
-
-/**
- * The body's pieces joined into chunks of about 64 KB: a telegram INSERT comes in two
- * pieces per row (body-writer.ts), and a stream write per piece is a socket write each.
- */
-function* inChunks(parts: readonly Uint8Array[]): Generator<Uint8Array> {
-  const CHUNK = 64 << 10
-  let run: Uint8Array[] = []
-  let size = 0
-  for (const p of parts) {
-    if (p.byteLength >= CHUNK && run.length === 0) {
-      yield p
-      continue
-    }
-    run.push(p)
-    size += p.byteLength
-    if (size >= CHUNK) {
-      yield joinBody(run)
-      run = []
-      size = 0
-    }
-  }
-  if (run.length) yield joinBody(run)
 }

@@ -64,19 +64,3 @@ t.test('a large body comes in blocks, in order, none of them copied into another
   t.equal(Buffer.concat(parts).toString('utf8'), expected)
   t.equal(joinRows([parts, 'x\n']).toString('utf8'), expected + 'x\n', 'joinRows takes pieces too')
 })
-
-t.test('bytes given as bytes are a piece of their own, not copied', async (t) => {
-  const w = new BodyWriter()
-  const raws = [0, 1, 2].map((i) => Buffer.from(`{"telegram":"${i}"}`))
-  for (const raw of raws) {
-    w.text('head\t')
-    w.bytes(raw)
-    w.text('\n')
-  }
-  const parts = w.takeParts()
-  t.ok(
-    raws.every((r) => parts.includes(r)),
-    'each payload is one of the pieces, the very bytes given',
-  )
-  t.equal(Buffer.concat(parts).toString(), raws.map((r) => `head\t${r}\n`).join(''))
-})
