@@ -3,7 +3,7 @@
 // returns R_NEED_CRYPTO with S_SCHEME, S_CIPH_OFF, S_CIPH_LEN and IVB set; the
 // host writes the plaintext into F and calls resume(1), or resume(2) to accept
 // bytes that already look plain (predecrypted frames).
-import { CTRL, F, S_SCHEME, S_POS, S_CIPH_OFF, S_REASON, S_ST, S_SEL, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_ERRFLAGS, S_ELL_CRC_OFF, S_NCI, S_CI0, S_END, S_APP_OFF, S_DECRYPTED, S_FLEN, S_FRAME_END, S_TPL_CI, R_OK, R_NEED_CRYPTO, R_INVALID, R_UNDECODABLE, E_NOT_HEX, E_ODD_HEX, E_TOO_LONG, E_TOO_SHORT, E_WRONG_KEY, E_ELL_CRC, E_NO_REGISTER, E_RECORD_TRUNCATED, get, set, fb } from "./state";
+import { CTRL, F, S_SCHEME, S_POS, S_CIPH_OFF, S_REASON, S_ST, S_SEL, S_AFL_CTR_OFF, S_MAC_OFF, S_MCL_OFF, S_ERRFLAGS, S_ELL_CRC_OFF, S_NCI, S_CI0, S_END, S_APP_OFF, S_DECRYPTED, S_FLEN, S_FRAME_END, S_TPL_CI, S_TYPE, R_OK, R_NEED_CRYPTO, R_INVALID, R_UNDECODABLE, E_NOT_HEX, E_ODD_HEX, E_TOO_LONG, E_TOO_SHORT, E_WRONG_KEY, E_ELL_CRC, E_NO_REGISTER, E_RECORD_TRUNCATED, get, set, fb } from "./state";
 import { hexToFrame } from "./hex";
 import { frameLayer } from "./frames";
 import { linkLayer } from "./link";
@@ -35,6 +35,24 @@ export function begin(len: i32): i32 {
     return R_INVALID;
   }
   return beginBytes(n);
+}
+
+/**
+ * While `inspect` runs: the host's batch check needs the layers that can refuse a frame and
+ * the identifier, not the application records (parsed again where the telegram is decoded).
+ */
+let inspecting = false;
+
+/**
+ * `begin` for the host's synchronous batch check: the same verdicts on the frame and the same
+ * identifier, but it stops where the application records start, unless the identifier is in
+ * them (device type 0x37: an enhanced identification record, `enhancedId`).
+ */
+export function inspect(len: i32): i32 {
+  inspecting = true;
+  const r = begin(len);
+  inspecting = false;
+  return r;
 }
 
 /** Decodes n frame bytes already placed in F. */
@@ -88,6 +106,7 @@ function run(p: i32): i32 {
 function app(p0: i32): i32 {
   let pos = p0;
   set(S_APP_OFF, pos);
+  if (inspecting && get(S_TYPE) != 0x37) return R_OK;
   const tci = get(S_TPL_CI);
   const compact = tci == 0x79 || tci == 0x7b || tci == 0x73;
   if (compact) {

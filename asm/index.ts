@@ -2,11 +2,11 @@
 // shared buffers so the host can read and write them without copies.
 import { IN, F, IVB, CTRL, REC } from "./state";
 import { LAYOUT, FVAL, decodeBinary } from "./binframe";
-import { begin, beginBytes, resume } from "./decoder";
+import { begin, beginBytes, inspect, resume } from "./decoder";
 import { hexToFrame } from "./hex";
 import { fmtScope, fmtTmpPtr, fmtRead, fmtPut, knownPut } from "./compact";
 
-export { begin, beginBytes, resume, decodeBinary, hexToFrame, fmtScope, fmtTmpPtr, fmtRead, fmtPut, knownPut };
+export { begin, beginBytes, inspect, resume, decodeBinary, hexToFrame, fmtScope, fmtTmpPtr, fmtRead, fmtPut, knownPut };
 
 export function inPtr(): usize {
   return IN.dataStart;

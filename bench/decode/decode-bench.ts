@@ -54,6 +54,7 @@ async function loadJsCore(): Promise<DecoderCore> {
     LAYOUT: m.LAYOUT as Int32Array,
     FVAL: m.FVAL as Float64Array,
     begin: m.begin as (n: number) => number,
+    inspect: m.inspect as (n: number) => number,
     beginBytes: m.beginBytes as (n: number) => number,
     resume: m.resume as (n: number) => number,
     decodeBinary: m.decodeBinary as (n: number) => number,

@@ -14,6 +14,8 @@ export interface DecoderCore {
   LAYOUT: Int32Array
   FVAL: Float64Array
   begin(len: number): number
+  /** `begin` up to the application records (the batch check: asm/decoder.ts `inspect`). */
+  inspect(len: number): number
   beginBytes(n: number): number
   resume(mode: number): number
   decodeBinary(n: number): number
@@ -64,6 +66,7 @@ export function loadWasmCore(): DecoderCore {
     LAYOUT: new Int32Array(buf, fn('layoutPtr')(), 1 + 3 * 256),
     FVAL: new Float64Array(buf, fn('fvalPtr')(), 256),
     begin: fn('begin'),
+    inspect: fn('inspect'),
     beginBytes: fn('beginBytes'),
     resume: fn('resume'),
     decodeBinary: fn('decodeBinary'),

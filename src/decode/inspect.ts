@@ -37,7 +37,7 @@ export function inspectTelegram(hex: string): TelegramInspection {
   core ??= loadWasmCore()
   const len = writeHex(core, hex)
   if (len < 0) return { ok: false, error: REASONS[E.TOO_LONG]! }
-  const r = core.begin(len)
+  const r = core.inspect(len)
   const reason = core.CTRL[S.REASON]!
   if (r === RC.INVALID && STRUCTURAL.has(reason)) return { ok: false, error: REASONS[reason]! }
   return {

@@ -2,6 +2,9 @@
 import t from 'tap'
 import { DecoderPool } from '../../src/decode/pool.js'
 import { inspectTelegram } from '../../src/decode/inspect.js'
+import { loadWasmCore } from '../../src/decode/core.js'
+import { identifierOf, manufacturer, writeHex } from '../../src/decode/telegram.js'
+import { RC, S } from '../../src/decode/layout.js'
 import { loadVectors, expectedCanonical, close } from './vectors.js'
 
 const crypto = loadVectors('crypto-visible.jsonl')
@@ -126,4 +129,54 @@ t.test('inspectTelegram', async (t) => {
     manufacturer: 'APA',
     encrypted: false,
   })
+})
+
+t.test('inspection stops before the records but sees what a full begin sees', async (t) => {
+  // The batch check runs the decoder's `inspect`, which skips the application records
+  // (device type 0x37 aside: its identifier is in them). Its verdict, identifier,
+  // manufacturer and encrypted flag must be those of a full `begin` on the same frame:
+  // every vector, and frames with bytes changed (lengths, CIs, device types, records …).
+  const core = loadWasmCore()
+  const full = (hex: string) => {
+    const len = writeHex(core, hex)
+    const r = core.begin(len)
+    return {
+      r,
+      reason: core.CTRL[S.REASON]!,
+      identifier: identifierOf(core),
+      manufacturer: core.CTRL[S.HAS_ID] ? manufacturer(core.CTRL[S.ID_M]!) : '',
+      encrypted: r === RC.NEED_CRYPTO && core.CTRL[S.PREDEC] !== 1,
+    }
+  }
+  let s = 0x5eed
+  const rnd = (k: number) => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0
+    return s % k
+  }
+  const frames: string[] = []
+  const all = [...loadVectors('visible.jsonl'), ...crypto]
+  for (const v of all) frames.push(...v.prior_telegrams, v.telegram)
+  for (let i = 0; i < 20_000; i++) {
+    const b = Buffer.from(all[rnd(all.length)]!.telegram, 'hex')
+    for (let m = rnd(4); m > 0; m--) b[rnd(b.length)] = rnd(256)
+    // now and then a radio converter (device type 0x37), whose identifier is in its records
+    if (rnd(8) === 0 && b.length > 9) b[9] = 0x37
+    frames.push(b.toString('hex'))
+  }
+  let bad = 0
+  let ok = 0
+  for (const hex of frames) {
+    const got = inspectTelegram(hex)
+    const want = full(hex)
+    if (got.ok) ok++
+    const structural = !got.ok
+    const same = structural
+      ? want.r === RC.INVALID
+      : got.identifier === want.identifier &&
+        got.manufacturer === want.manufacturer &&
+        got.encrypted === want.encrypted
+    if (!same && bad++ < 5) t.fail(`${hex}: ${JSON.stringify(got)} against ${JSON.stringify(want)}`)
+  }
+  t.equal(bad, 0, `${frames.length} frames inspected, ${ok} passed the check`)
+  t.ok(ok > 5_000)
 })
