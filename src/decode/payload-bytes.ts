@@ -14,6 +14,7 @@ import {
   DLL_CRC_NAMES,
   FUNCS,
   formatDate,
+  frameText,
   inTsv,
   manufacturer,
   printedId,
@@ -136,9 +137,7 @@ function putFrameText(F: Uint8Array, first: number, last: number): void {
     out[at++] = QUOTE
     return
   }
-  let s = ''
-  for (let k = last; k >= first; k--) s += String.fromCharCode(F[k]!)
-  putJsonString(s)
+  putJsonString(frameText(F, first, last))
 }
 
 /**
@@ -341,7 +340,12 @@ export function writeDecodedTsv(core: DecoderCore, buf: Uint8Array, pos: number)
   const key = templateKey(core)
   let layouts = templates.get(key)
   let t: Template | undefined
-  if (layouts) for (const l of layouts) if (signature(core, l.sig)) t = l
+  // The first layout whose signature is the telegram's (no closure: this runs per telegram).
+  for (const l of layouts ?? NO_LAYOUTS)
+    if (signature(core, l.sig)) {
+      t = l
+      break
+    }
   if (t) {
     const { runs, slots } = t
     let r = 0
@@ -376,6 +380,7 @@ export function writeDecodedTsv(core: DecoderCore, buf: Uint8Array, pos: number)
 }
 
 const EMPTY = new Uint8Array(0)
+const NO_LAYOUTS: readonly Template[] = []
 
 function writeLink(core: DecoderCore): void {
   const { CTRL } = core

@@ -242,6 +242,16 @@ function hexOf(F: Uint8Array, off: number, len: number): string {
   return s
 }
 
+/**
+ * Text the decoder found in the frame (a text value, a plain-text unit): a char per byte,
+ * from `last` down to `first` (M-Bus sends text last char first).
+ */
+export function frameText(F: Uint8Array, first: number, last: number): string {
+  let s = ''
+  for (let k = last; k >= first; k--) s += String.fromCharCode(F[k]!)
+  return s
+}
+
 export const FUNCS = ['instantaneous', 'maximum', 'minimum', 'error']
 export const DLL_CRC_NAMES = ['none', 'A', 'B']
 
@@ -267,11 +277,8 @@ export function buildRecords(core: DecoderCore): unknown[] {
         unit = TIME_UNITS[exp] ?? null
         value = REC[o + R.VALUE]!
       } else value = scaled(REC[o + R.VALUE]!, exp)
-    } else if (dtype === D.STRING) {
-      let s = ''
-      for (let k = dlen - 1; k >= 0; k--) s += String.fromCharCode(F[doff + k]!)
-      value = s
-    } else if (dtype === D.BYTES || dtype === D.INVALID) value = hexOf(F, doff, dlen)
+    } else if (dtype === D.STRING) value = frameText(F, doff, doff + dlen - 1)
+    else if (dtype === D.BYTES || dtype === D.INVALID) value = hexOf(F, doff, dlen)
     else if (dtype === D.NONE) value = null
     else value = formatDate(dtype, REC[o + R.VALUE]!)
     if (unit === 'time') unit = TIME_UNITS[exp] ?? null
@@ -286,12 +293,7 @@ export function buildRecords(core: DecoderCore): unknown[] {
       function: FUNCS[REC[o + R.FUNC]!],
     }
     const textOff = REC[o + R.TEXT_OFF]!
-    if (textOff >= 0) {
-      let s = ''
-      const tl = F[textOff]!
-      for (let k = tl; k >= 1; k--) s += String.fromCharCode(F[textOff + k]!)
-      rec.unit = s
-    }
+    if (textOff >= 0) rec.unit = frameText(F, textOff + 1, textOff + F[textOff]!)
     if (REC[o + R.MOD]) rec.vife = hex2(REC[o + R.VIFE0]! & 0xff)
     if (dtype === D.INVALID) rec.invalid = true
     if (i === sel) rec.selected = true
