@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { makeCtx, nearest, type Ctx } from './lib/context.js'
+import { spreadDataDirs, type DataDirs } from './lib/data-dirs.js'
 import { cpuModel } from './lib/proc.js'
 import { round, table, withRatio, type ScenarioResult } from './lib/report.js'
 import { spreads, spreadTable } from './lib/spread.js'
@@ -54,6 +55,7 @@ function usage(): never {
  * dearer, and dearer run after run (docs/benchmarks.md): this measures the software apart
  * from that disk.
  */
+let tmpfs = false
 function useTmpfs(): void {
   const shm = '/dev/shm'
   try {
@@ -63,6 +65,7 @@ function useTmpfs(): void {
     process.exit(2)
   }
   process.env.TMPDIR = shm
+  tmpfs = true
 }
 
 function parseArgs(argv: string[]) {
@@ -180,6 +183,8 @@ function verdicts(ctx: Ctx, results: ScenarioResult[]): string[] {
 }
 
 const args = parseArgs(process.argv.slice(2))
+// On a disk, each data directory where the runs before it left no freed inodes (data-dirs.ts).
+const dataDirs: DataDirs | null = tmpfs ? null : spreadDataDirs()
 let stopRedis: (() => Promise<void>) | undefined
 let redisUrl = process.env.REDIS_URL
 if (args.redis && !redisUrl) {
@@ -209,7 +214,7 @@ const machine = {
   platform: `${os.platform()} ${os.release()}`,
   loadavg: os.loadavg().map((x) => round(x, 2)),
   memGiB: round(os.totalmem() / 2 ** 30, 1),
-  dataDirs: os.tmpdir(),
+  dataDirs: dataDirs?.placement ?? os.tmpdir(),
   server: [
     'node',
     ...serverNodeFlags(),
@@ -269,6 +274,7 @@ try {
 } finally {
   await stopRedis?.()
   await stopClickHouse?.()
+  dataDirs?.remove()
 }
 const medians = args.runs > 1 ? spreads(runs.map((r) => r.results)) : undefined
 if (medians)

@@ -5,15 +5,14 @@
 // through one group-commit writer; the answer goes out after the INSERT. No auth, actors,
 // idempotency, rollup or quality flags. argv[2]: "raw" JSON bodies (readings) only.
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import uWS from 'uWebSockets.js'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import { chTime } from '../../src/store/sql.js'
 import { readBody } from './child-server.js'
+import { freshDataDir } from './data-dirs.js'
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-naive-'))
+const dir = freshDataDir('naive')
 const sql = new ChdbSql(dir)
 await sql.exec(
   `CREATE TABLE naive_readings (workspace_id UInt64, meter_id UInt64,

@@ -4,9 +4,9 @@
 // `profile` the process writes a V8 CPU profile into bench/results/ when it stops.
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { freshDataDir } from './data-dirs.js'
 import { cpuMs, peakRssMiB, threadCpuMs, type ThreadCpu } from './proc.js'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -52,9 +52,8 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-export function freshDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `mf-bench-${prefix}-`))
-}
+/** A fresh directory of the run (data-dirs.ts: where making files costs what it should). */
+export const freshDir = freshDataDir
 
 /** Extra node flags for every server of the run (env BENCH_SERVER_NODE_FLAGS, space-separated). */
 export function serverNodeFlags(): string[] {

@@ -4,12 +4,11 @@
 // store.ts), one INSERT at a time like the writer. Bodies are built before the clock
 // starts: this is chDB's cost alone. argv: JSON {sizes, seconds, meters}. Prints one JSON line.
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { ChdbSql } from '../../src/store/chdb.js'
 import { migrate } from '../../src/store/migrations.js'
 import { readingsColumns } from '../../src/store/reading-row.js'
 import { rollupCurrent, rollupFeed } from '../../src/store/rollup-feed.js'
+import { freshDataDir } from './data-dirs.js'
 import { cpuMs } from './proc.js'
 import { readingBodiesWriter } from './reading-rows.js'
 
@@ -25,7 +24,7 @@ const {
   /** sizes measured again with readings alone, no rollup fed (what the rollup costs) */
   noRollup?: number[]
 }
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-storage-'))
+const dir = freshDataDir('storage')
 const sql = new ChdbSql(dir)
 await migrate(sql, {})
 
