@@ -48,14 +48,12 @@ function usage(): never {
   process.exit(2)
 }
 
+let tmpfs = false
 /**
  * Every data directory of the run (servers, ceilings; they all come from os.tmpdir(), which
- * child processes inherit through TMPDIR) on /dev/shm. On a disk that has seen many
- * directories created and removed, ext4's inode allocation makes each part chDB writes
- * dearer, and dearer run after run (docs/benchmarks.md): this measures the software apart
- * from that disk.
+ * child processes inherit through TMPDIR) on /dev/shm: the software apart from any disk
+ * (bench/README.md, "The disk").
  */
-let tmpfs = false
 function useTmpfs(): void {
   const shm = '/dev/shm'
   try {

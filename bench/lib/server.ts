@@ -52,16 +52,13 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-/** A fresh directory of the run (data-dirs.ts: where making files costs what it should). */
-export const freshDir = freshDataDir
-
 /** Extra node flags for every server of the run (env BENCH_SERVER_NODE_FLAGS, space-separated). */
 export function serverNodeFlags(): string[] {
   return (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
 }
 
 export async function startServer(o: ServerOptions): Promise<BenchServer> {
-  const dataDir = freshDir(o.name)
+  const dataDir = freshDataDir(o.name)
   const dist = path.join(ROOT, 'dist/main.js')
   const runtime = serverRuntime()
   const probeFile = path.join(dataDir, 'bench-probe.json')

@@ -10,7 +10,8 @@ import type { Ctx } from '../lib/context.js'
 import { LoadGen } from '../lib/loadgen.js'
 import { cpuMs, peakRssMiB } from '../lib/proc.js'
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
-import { freshDir, ROOT } from '../lib/server.js'
+import { freshDataDir } from '../lib/data-dirs.js'
+import { ROOT } from '../lib/server.js'
 import { bodyFactory } from '../lib/bodies.js'
 import { startChildServer } from '../lib/child-server.js'
 
@@ -77,7 +78,7 @@ export async function httpCeiling(ctx: Ctx): Promise<ScenarioResult> {
             startMs: Date.UTC(2026, 0, 1),
             stepMs: 60_000,
           })
-          const file = path.join(freshDir('ac'), 'body.json')
+          const file = path.join(freshDataDir('ac'), 'body.json')
           fs.writeFileSync(file, make(0, 0))
           const secs = Math.max(2, Math.round((ctx.durationMs + ctx.warmupMs) / 1000))
           const lean = rows.find((r) => r.label.startsWith('JSON.parse, batch 1000'))
