@@ -297,7 +297,7 @@ export class MeterActor {
       // Newer than anything stored, or inside the window's complete part: the window knows.
       if (r.recordedAt <= this.latest[r.kind] && r.recordedAt <= this.completeAfter[r.kind])
         (turn.ask ??= []).push(r)
-      turn.created.push(r)
+      turn.created = append(turn.created, r)
     }
   }
 
@@ -346,11 +346,12 @@ export class MeterActor {
   flag(turn: Turn, now: string): void {
     const tl = turn.tl!
     const meter = turn.meter
-    const rows = turn.rows
-    const created: ActorReading[] = []
+    // A new array only once the window calls one a duplicate (most turns keep them all).
+    let created: ActorReading[] | null = null
     let changed: Map<string, QualityFlag[]> | null = null
     const unit = meterUnit(meter)
-    for (const r of turn.created) {
+    for (let i = 0; i < turn.created.length; i++) {
+      const r = turn.created[i]!
       const c: Canonical =
         r.unit !== null && isUnit(r.unit)
           ? canonicalize(r.value, r.unit, unit)
@@ -363,9 +364,10 @@ export class MeterActor {
       })
       if (res.duplicate) {
         turn.verdicts.set(r.ref, 'duplicate')
+        created ??= turn.created.slice(0, i)
         continue
       }
-      rows.push({
+      turn.rows = append(turn.rows, {
         kind: r.kind,
         recordedAt: chTime(r.recordedAt),
         value: r.value,
@@ -381,13 +383,13 @@ export class MeterActor {
       for (const ch of res.changed)
         (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
       turn.verdicts.set(r.ref, 'created')
-      created.push(r)
+      created?.push(r)
     }
-    turn.created = created
+    if (created) turn.created = created
     turn.changed = changed
     if (!changed) return
     const own = new Map<string, RowOut>()
-    for (const row of rows)
+    for (const row of turn.rows)
       own.set(`${row.kind}:${Date.parse(row.recordedAt.replace(' ', 'T') + 'Z')}`, row)
     for (const [k, flags] of changed) {
       const mine = own.get(k)
@@ -508,4 +510,14 @@ function sameSet(a: string[], b: string[]): boolean {
   if (a.length !== b.length) return false
   const s = new Set(a)
   return b.every((x) => s.has(x))
+}
+
+/**
+ * `arr` with `x` appended. The first element goes into a literal of one: an empty array's
+ * first push reserves room for 16, and most turns of a gateway request hold one reading.
+ */
+function append<T>(arr: T[], x: T): T[] {
+  if (arr.length === 0) return [x]
+  arr.push(x)
+  return arr
 }

@@ -78,10 +78,9 @@ export class IngestPipeline implements Ingest {
           ? { rawFlags: a.item.rawFlags, statuses: mapStatuses(a.item) }
           : null
       let group = perMeter.get(a.meter.id)
-      if (!group) perMeter.set(a.meter.id, (group = { meter: a.meter, readings: [] }))
       a.readings.forEach((r, j) => {
         owner.push(idx)
-        group!.readings.push({
+        const reading: ActorReading = {
           ref: owner.length - 1,
           kind: r.kind,
           recordedAt: a.item.recordedAt,
@@ -90,7 +89,10 @@ export class IngestPipeline implements Ingest {
           rawPayload: a.item.rawPayload,
           // One status report per item, carried by its first reading.
           status: j === 0 ? statuses : null,
-        })
+        }
+        // A meter's first reading in a literal of one (a first push reserves room for 16).
+        if (group) group.readings.push(reading)
+        else perMeter.set(a.meter!.id, (group = { meter: a.meter!, readings: [reading] }))
       })
     })
 
