@@ -1,0 +1,126 @@
+// What the ingest path costs the main thread per reading, without HTTP or a load generator:
+// the real pipeline (Meterflow in this process on a fresh chDB) handed gateway-shaped
+// requests by `lanes` concurrent loops, each body JSON.parsed and each answer
+// JSON.stringified as the route does. Prints, per measured window, the main thread's CPU
+// and the bytes it allocated per reading (V8's sampling heap profiler, counting what was
+// collected too), then the largest allocating functions. The service's bench (`gateway`)
+// measures the same path with HTTP on a loaded machine, where a few per cent are noise;
+// this is for comparing two trees of the code a few per cent apart (run it alternately).
+//
+//   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
+//     [--windows 2] [--shared] [--top 15]
+//
+// --shared: every lane names the same meters (the `shared` bench profile), else each lane
+// its own. Linux only (the main thread's CPU is read from /proc).
+import { Session } from 'node:inspector/promises'
+import { parseArgs } from 'node:util'
+import type { Ingest } from '../../src/ingest/types.js'
+import { startTestServer } from '../../test/helpers/server.js'
+import { threadCpuMs } from '../lib/proc.js'
+
+const { values: o } = parseArgs({
+  options: {
+    lanes: { type: 'string', default: '8' },
+    meters: { type: 'string', default: '500' },
+    rounds: { type: 'string', default: '60' },
+    windows: { type: 'string', default: '2' },
+    shared: { type: 'boolean', default: false },
+    top: { type: 'string', default: '15' },
+  },
+})
+const lanes = Number(o.lanes)
+const meters = Number(o.meters)
+const rounds = Number(o.rounds)
+
+interface SampledNode {
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  selfSize: number
+  children: SampledNode[]
+}
+
+const server = await startTestServer({ WORKERS: '1' })
+const ws = await server.admin('POST', '/workspaces', {
+  name: 'pipeline-cost',
+  provision_cap_per_hour: 1_000_000_000,
+})
+const ingest = (server.app.parts as { ingest: Ingest }).ingest
+const start = Date.now() - 86_400_000
+
+/** One request of `lane` at minute `step`: every meter one saldo reading, as JSON text. */
+function body(lane: number, step: number): string {
+  const at = new Date(start + step * 60_000).toISOString()
+  const readings = []
+  for (let i = 0; i < meters; i++)
+    readings.push({
+      meter: o.shared ? `m-${i}` : `m${lane}-${i}`,
+      kind: 'saldo',
+      value: step + i,
+      unit: 'kwh',
+      recorded_at: at,
+    })
+  return JSON.stringify({ readings })
+}
+
+/** `count` requests per lane from minute `from`, lanes concurrent, each built before it is sent. */
+async function run(from: number, count: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      for (let r = 0; r < count; r++) {
+        // In the shared profile the lanes' requests of a minute are one minute apart, so
+        // no two name the same reading.
+        const step = o.shared ? (from + r) * lanes + lane : from + r
+        const parsed = JSON.parse(body(lane, step)) as { readings: unknown[] }
+        const out = await ingest.ingest({
+          workspaceId: ws.data.id,
+          items: parsed.readings,
+          source: 'report',
+          errorPrefix: 'readings',
+        })
+        if (out.accepted !== meters) throw new Error(`accepted ${out.accepted} of ${meters}`)
+        JSON.stringify(out)
+      }
+    }),
+  )
+}
+
+const inspector = new Session()
+inspector.connect()
+await inspector.post('HeapProfiler.enable')
+await run(0, 3) // first contact of every meter, and the code warmed up
+
+const bySite = new Map<string, number>()
+for (let w = 0; w < Number(o.windows); w++) {
+  await inspector.post('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  })
+  const cpu0 = threadCpuMs(process.pid).main
+  const t0 = performance.now()
+  await run(3 + w * rounds, rounds)
+  const ms = performance.now() - t0
+  const cpu = threadCpuMs(process.pid).main - cpu0
+  const { profile } = (await inspector.post('HeapProfiler.stopSampling')) as {
+    profile: { head: SampledNode }
+  }
+  let bytes = 0
+  const walk = (n: SampledNode) => {
+    bytes += n.selfSize
+    const f = n.callFrame
+    const site = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(src|bench|test|node_modules)\//, '$1/')}:${f.lineNumber + 1}`
+    bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize)
+    for (const c of n.children) walk(c)
+  }
+  walk(profile.head)
+  const n = lanes * rounds * meters
+  console.log(
+    `window ${w + 1}: ${n} readings, ${Math.round(n / (ms / 1000))}/s; main thread ` +
+      `${((cpu / n) * 1000).toFixed(2)} ms per 1,000; allocated ${(bytes / n / 1024).toFixed(2)} KB per reading`,
+  )
+}
+const total = [...bySite.values()].reduce((a, b) => a + b, 0)
+console.log('\nallocated bytes by function (all windows):')
+for (const [site, b] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, Number(o.top)))
+  console.log(`${((100 * b) / total).toFixed(1).padStart(6)} %  ${site}`)
+await server.close()
+process.exit(0)
