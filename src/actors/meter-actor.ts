@@ -44,6 +44,12 @@ export interface ActorReading {
   rawPayload: string | Uint8Array
   /** Device status carried by this reading, if any. */
   status: { rawFlags: string[]; statuses: string[] } | null
+  /**
+   * Set by the turn that handles the reading: stored, or a duplicate. The caller reads it
+   * once its turn ended (a Map of verdicts per turn was one more object per reading of a
+   * gateway request, whose turns hold one reading each).
+   */
+  verdict?: ActorVerdict | null
 }
 
 export type ActorVerdict = 'created' | 'duplicate'
@@ -52,8 +58,8 @@ export type ActorVerdict = 'created' | 'duplicate'
 export interface Joined {
   meter: Meter
   readings: ActorReading[]
-  /** Called once: the verdicts by ref, or the error that failed the turn. */
-  done: (verdicts: Map<number, ActorVerdict> | null, err?: unknown) => void
+  /** Called once the turn ended: without an error, every reading carries its `verdict`. */
+  done: (err?: unknown) => void
 }
 
 export interface ActorEnv {
@@ -113,7 +119,6 @@ export interface Turn {
   /** The window this turn works on (loaded first when the actor holds none). */
   tl: MeterTimeline | null
   readings: ActorReading[]
-  verdicts: Map<number, ActorVerdict>
   /** Readings that are new after dedupe (and, once flagged, those stored). */
   created: ActorReading[]
   /** Readings the window cannot rule out as stored: ClickHouse decides. */
@@ -224,7 +229,6 @@ export class MeterActor {
       meter,
       tl: this.timeline,
       readings,
-      verdicts: new Map(),
       created: [],
       ask: null,
       rows: [],
@@ -284,14 +288,14 @@ export class MeterActor {
    */
   dedupe(turn: Turn): void {
     const tl = turn.tl!
-    const { readings, verdicts } = turn
+    const readings = turn.readings
     const sorted = readings.length > 1 ? [...readings].sort(byTimeAndKind) : readings
     let prev: ActorReading | null = null
     for (const r of sorted) {
       const again = prev !== null && prev.recordedAt === r.recordedAt && prev.kind === r.kind
       prev = r
       if (again || tl.has(r.kind, r.recordedAt)) {
-        verdicts.set(r.ref, 'duplicate')
+        r.verdict = 'duplicate'
         continue
       }
       // Newer than anything stored, or inside the window's complete part: the window knows.
@@ -305,7 +309,7 @@ export class MeterActor {
   dropStored(turn: Turn, stored: Set<string>): void {
     const created: ActorReading[] = []
     for (const r of turn.created) {
-      if (stored.has(key(r.kind, r.recordedAt))) turn.verdicts.set(r.ref, 'duplicate')
+      if (stored.has(key(r.kind, r.recordedAt))) r.verdict = 'duplicate'
       else created.push(r)
     }
     turn.created = created
@@ -363,7 +367,7 @@ export class MeterActor {
         unitMismatch: c.unitMismatch,
       })
       if (res.duplicate) {
-        turn.verdicts.set(r.ref, 'duplicate')
+        r.verdict = 'duplicate'
         created ??= turn.created.slice(0, i)
         continue
       }
@@ -382,7 +386,7 @@ export class MeterActor {
       })
       for (const ch of res.changed)
         (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
-      turn.verdicts.set(r.ref, 'created')
+      r.verdict = 'created'
       created?.push(r)
     }
     if (created) turn.created = created

@@ -20,7 +20,10 @@ export interface MeterReadings {
   readings: ActorReading[]
 }
 
-export type TurnResult = PromiseSettledResult<Map<number, ActorVerdict>>
+/** A meter's part of a request once its turn ended: its readings carry their `verdict`. */
+export type TurnResult = PromiseSettledResult<void>
+
+const FULFILLED: TurnResult = Object.freeze({ status: 'fulfilled', value: undefined })
 
 export class ActorRegistry {
   private readonly actors = new Map<number, MeterActor>()
@@ -51,13 +54,18 @@ export class ActorRegistry {
   /** One meter's readings; resolves with their verdicts by ref once they are stored. */
   handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
     return new Promise((resolve, reject) =>
-      this.enqueue(meter, readings, (v, err) => (v ? resolve(v) : reject(err))),
+      this.enqueue(meter, readings, (err) =>
+        err === undefined
+          ? resolve(new Map(readings.map((r) => [r.ref, r.verdict ?? 'duplicate'])))
+          : reject(err),
+      ),
     )
   }
 
   /**
    * Every meter of a request; settles once each one's turn ended (one promise per request,
-   * not per meter), each entry as Promise.allSettled would give it.
+   * not per meter), each entry as Promise.allSettled would give it. The readings of a
+   * fulfilled entry carry their `verdict`.
    */
   handleMany(parts: MeterReadings[]): Promise<TurnResult[]> {
     return new Promise((resolve) => {
@@ -65,8 +73,8 @@ export class ActorRegistry {
       let left = parts.length
       if (!left) return resolve(out)
       parts.forEach((p, i) =>
-        this.enqueue(p.meter, p.readings, (v, err) => {
-          out[i] = v ? { status: 'fulfilled', value: v } : { status: 'rejected', reason: err }
+        this.enqueue(p.meter, p.readings, (err) => {
+          out[i] = err === undefined ? FULFILLED : { status: 'rejected', reason: err }
           if (--left === 0) resolve(out)
         }),
       )

@@ -9,7 +9,7 @@ import { BodyWriter } from '../store/body-writer.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { OutboxEvent } from '../events/outbox.js'
-import type { ActorEnv, ActorVerdict, Joined, MeterActor, Turn } from './meter-actor.js'
+import type { ActorEnv, Joined, MeterActor, Turn } from './meter-actor.js'
 import { NEIGHBOURHOOD } from './quality/index.js'
 
 export interface BatchEntry {
@@ -22,7 +22,7 @@ export interface BatchEntry {
 export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void> {
   if (env.stopping) {
     const err = apiError('Unavailable', 'Shutting down; retry the request.')
-    for (const e of batch) for (const j of e.group) j.done(null, err)
+    for (const e of batch) for (const j of e.group) j.done(err)
     return
   }
   const locks = env.locks
@@ -31,7 +31,7 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     try {
       turns = batch.map(begin)
     } catch (err) {
-      for (const e of batch) for (const j of e.group) j.done(null, err)
+      for (const e of batch) for (const j of e.group) j.done(err)
       return
     }
     try {
@@ -69,28 +69,24 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
   batch.forEach((e, i) => answer(e.group, turns[i]!))
 }
 
-/** The turn of one entry: the readings of its requests, refs renumbered across them. */
+/**
+ * The turn of one entry: the readings of its requests, in arrival order (of two carrying
+ * the same reading, the earlier request's is the one stored: dedupe's sort is stable).
+ */
 function begin(e: BatchEntry): Turn {
   const group = e.group
   // The newest meter settings.
   const meter = group[group.length - 1]!.meter
   if (group.length === 1) return e.actor.begin(meter, group[0]!.readings)
-  const readings = []
-  for (const [g, j] of group.entries())
-    for (const r of j.readings) readings.push({ ...r, ref: r.ref * group.length + g })
-  return e.actor.begin(meter, readings)
+  return e.actor.begin(
+    meter,
+    group.flatMap((j) => j.readings),
+  )
 }
 
+/** Every joined request is answered: the readings carry their verdicts, or the turn failed. */
 function answer(group: Joined[], turn: Turn): void {
-  if (turn.failed !== undefined) {
-    for (const j of group) j.done(null, turn.failed)
-    return
-  }
-  if (group.length === 1) return group[0]!.done(turn.verdicts)
-  const split = group.map(() => new Map<number, ActorVerdict>())
-  for (const [ref, v] of turn.verdicts)
-    split[ref % group.length]!.set(Math.floor(ref / group.length), v)
-  group.forEach((j, g) => j.done(split[g]!))
+  for (const j of group) j.done(turn.failed)
 }
 
 /** Nothing of a failed turn may count as stored: its actor reloads from the store. */

@@ -89,6 +89,7 @@ export class IngestPipeline implements Ingest {
           rawPayload: a.item.rawPayload,
           // One status report per item, carried by its first reading.
           status: j === 0 ? statuses : null,
+          verdict: null,
         }
         // A meter's first reading in a literal of one (a first push reserves room for 16).
         if (group) group.readings.push(reading)
@@ -100,11 +101,13 @@ export class IngestPipeline implements Ingest {
     // Every meter's turn is waited for, also when one fails: a request is answered only
     // once nothing of it is still being written (a turn that failed stored nothing; the
     // others may have — a retry then answers those as duplicates).
-    const turns = await d.actors.handleMany([...perMeter.values()])
-    for (const t of turns) {
+    const groups = [...perMeter.values()]
+    const turns = await d.actors.handleMany(groups)
+    for (const [i, t] of turns.entries()) {
       if (t.status === 'rejected') continue
-      for (const [ref, v] of t.value) {
-        const idx = owner[ref]!
+      for (const r of groups[i]!.readings) {
+        const idx = owner[r.ref]!
+        const v = r.verdict ?? 'duplicate'
         // An item is created when any of its readings was stored.
         if (v === 'created' || itemVerdicts[idx] === null) itemVerdicts[idx] = v
       }
