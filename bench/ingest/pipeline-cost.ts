@@ -10,12 +10,13 @@
 //   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
 //     [--windows 2] [--shared] [--top 15]
 //
-// --shared: every lane names the same meters (the `shared` bench profile), else each lane
-// its own. Linux only (the main thread's CPU is read from /proc).
+// --shared: every lane names the same meters (the `shared` scenario's bodies), else each
+// lane its own (the `gateway` scenario's). Linux only (the main thread's CPU is read from /proc).
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
 import type { Ingest } from '../../src/ingest/types.js'
 import { startTestServer } from '../../test/helpers/server.js'
+import { bodyFactory } from '../lib/bodies.js'
 import { threadCpuMs } from '../lib/proc.js'
 
 const { values: o } = parseArgs({
@@ -44,32 +45,20 @@ const ws = await server.admin('POST', '/workspaces', {
   provision_cap_per_hour: 1_000_000_000,
 })
 const ingest = (server.app.parts as { ingest: Ingest }).ingest
+// The `gateway` and `shared` scenarios' bodies (bench/lib/bodies.ts), a minute apart.
 const start = Date.now() - 86_400_000
-
-/** One request of `lane` at minute `step`: every meter one saldo reading, as JSON text. */
-function body(lane: number, step: number): string {
-  const at = new Date(start + step * 60_000).toISOString()
-  const readings = []
-  for (let i = 0; i < meters; i++)
-    readings.push({
-      meter: o.shared ? `m-${i}` : `m${lane}-${i}`,
-      kind: 'saldo',
-      value: step + i,
-      unit: 'kwh',
-      recorded_at: at,
-    })
-  return JSON.stringify({ readings })
-}
+const bodies = bodyFactory(
+  o.shared
+    ? { kind: 'shared', batch: meters, lanes, startMs: start, stepMs: 60_000 }
+    : { kind: 'generic', batch: meters, meters, startMs: start, stepMs: 60_000 },
+)
 
 /** `count` requests per lane from minute `from`, lanes concurrent, each built before it is sent. */
 async function run(from: number, count: number): Promise<void> {
   await Promise.all(
     Array.from({ length: lanes }, async (_, lane) => {
       for (let r = 0; r < count; r++) {
-        // In the shared profile the lanes' requests of a minute are one minute apart, so
-        // no two name the same reading.
-        const step = o.shared ? (from + r) * lanes + lane : from + r
-        const parsed = JSON.parse(body(lane, step)) as { readings: unknown[] }
+        const parsed = JSON.parse(bodies.make(lane, from + r)) as { readings: unknown[] }
         const out = await ingest.ingest({
           workspaceId: ws.data.id,
           items: parsed.readings,
