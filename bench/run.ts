@@ -48,7 +48,6 @@ function usage(): never {
   process.exit(2)
 }
 
-let tmpfs = false
 /**
  * Every data directory of the run (servers, ceilings; they all come from os.tmpdir(), which
  * child processes inherit through TMPDIR) on /dev/shm: the software apart from any disk
@@ -63,7 +62,6 @@ function useTmpfs(): void {
     process.exit(2)
   }
   process.env.TMPDIR = shm
-  tmpfs = true
 }
 
 function parseArgs(argv: string[]) {
@@ -73,6 +71,7 @@ function parseArgs(argv: string[]) {
     profile: false,
     redis: false,
     clickhouse: false,
+    tmpfs: false,
     json: undefined as string | undefined,
     scenarios: [] as string[],
     runs: 1,
@@ -85,7 +84,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--redis') o.redis = true
     else if (a === '--clickhouse') o.clickhouse = true
     else if (a === '--src') process.env.BENCH_RUNTIME = 'tsx'
-    else if (a === '--tmpfs') useTmpfs()
+    else if (a === '--tmpfs') o.tmpfs = true
     else if (a === '--json') o.json = argv[++i] ?? usage()
     else if (a === '--runs') {
       o.runs = Number(argv[++i])
@@ -181,8 +180,9 @@ function verdicts(ctx: Ctx, results: ScenarioResult[]): string[] {
 }
 
 const args = parseArgs(process.argv.slice(2))
+if (args.tmpfs) useTmpfs()
 // On a disk, each data directory where the runs before it left no freed inodes (data-dirs.ts).
-const dataDirs: DataDirs | null = tmpfs ? null : spreadDataDirs()
+const dataDirs: DataDirs | null = args.tmpfs ? null : spreadDataDirs()
 let stopRedis: (() => Promise<void>) | undefined
 let redisUrl = process.env.REDIS_URL
 if (args.redis && !redisUrl) {
