@@ -9,7 +9,7 @@
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import type { BodyWriter } from '../store/body-writer.js'
-import { chTime } from '../store/sql.js'
+import { chTime, parseChTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
@@ -393,8 +393,7 @@ export class MeterActor {
     turn.changed = changed
     if (!changed) return
     const own = new Map<string, RowOut>()
-    for (const row of turn.rows)
-      own.set(`${row.kind}:${Date.parse(row.recordedAt.replace(' ', 'T') + 'Z')}`, row)
+    for (const row of turn.rows) own.set(`${row.kind}:${parseChTime(row.recordedAt)}`, row)
     for (const [k, flags] of changed) {
       const mine = own.get(k)
       if (mine) mine.flags = flags
@@ -411,9 +410,7 @@ export class MeterActor {
    */
   restate(turn: Turn, stored: StoredReadingRow[]): void {
     for (const old of stored) {
-      const flags = turn.changed!.get(
-        key(old.kind, Date.parse(old.recorded_at.replace(' ', 'T') + 'Z')),
-      )
+      const flags = turn.changed!.get(key(old.kind, parseChTime(old.recorded_at)))
       if (!flags) continue
       turn.rows.push({
         ...rowOutOf(old),
