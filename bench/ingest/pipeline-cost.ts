@@ -8,10 +8,11 @@
 // this is for comparing two trees of the code a few per cent apart (run it alternately).
 //
 //   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
-//     [--windows 2] [--shared] [--top 15]
+//     [--windows 2] [--shared [--late]] [--top 15]
 //
 // --shared: every lane names the same meters (the `shared` scenario's bodies), else each
-// lane its own (the `gateway` scenario's). Linux only (the main thread's CPU is read from /proc).
+// lane its own (the `gateway` scenario's); --late: of those, every 10th reading 3 hours late
+// (the `shared 500, 10 % late by 3 h` row's). Linux only (the main thread's CPU is read from /proc).
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
 import type { Ingest } from '../../src/ingest/types.js'
@@ -26,6 +27,7 @@ const { values: o } = parseArgs({
     rounds: { type: 'string', default: '60' },
     windows: { type: 'string', default: '2' },
     shared: { type: 'boolean', default: false },
+    late: { type: 'boolean', default: false },
     top: { type: 'string', default: '15' },
   },
 })
@@ -49,7 +51,14 @@ const ingest = (server.app.parts as { ingest: Ingest }).ingest
 const start = Date.now() - 86_400_000
 const bodies = bodyFactory(
   o.shared
-    ? { kind: 'shared', batch: meters, lanes, startMs: start, stepMs: 60_000 }
+    ? {
+        kind: 'shared',
+        batch: meters,
+        lanes,
+        startMs: start,
+        stepMs: 60_000,
+        ...(o.late ? { lateEvery: 10, lateMs: 3 * 3_600_000 } : {}),
+      }
     : { kind: 'generic', batch: meters, meters, startMs: start, stepMs: 60_000 },
 )
 

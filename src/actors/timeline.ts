@@ -1,6 +1,7 @@
 import {
   ALL_FAMILIES,
-  FAMILY_FLAGS,
+  FAMILY,
+  FLAGS_OF,
   familyFlags,
   intervalRate,
   isValid,
@@ -11,7 +12,7 @@ import {
   sortFlags,
   unitFlags,
   upperBound,
-  type Family,
+  type Families,
   type Kind,
   type MeterQualityContext,
   type QualityFlag,
@@ -293,35 +294,31 @@ export class MeterTimeline {
     arr.splice(i, 0, entry)
     // The next reading's interval now starts here.
     if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
-    entry.flags = held(
-      sortFlags(familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, this.rateOf(kind))),
-    )
+    const rates = this.rateOf(kind)
+    const own = familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, rates)
+    entry.flags = own.length ? sortFlags(own) : NO_FLAGS
     // Later than every valid reading of both kinds (a meter reporting in order): no reading
     // follows it, so no rule of another reading can look back at it. The common case skips
     // the search below.
     if (i === arr.length - 1 && this.lastValidAt(other(kind)) < t)
       return { duplicate: false, flags: [...entry.flags], changed: [] }
-    const rateOf = (k: Kind) => this.rateOf(k)
 
-    // Which families of which other readings (by their kind) can depend on the new reading.
-    const affected = new Map<Entry, { kind: Kind; fams: Set<Family> }>()
-    const mark = (k: Kind, e: Entry | undefined, fam: Family) => {
-      if (!e) return
-      let a = affected.get(e)
-      if (!a) affected.set(e, (a = { kind: k, fams: new Set() }))
-      a.fams.add(fam)
-    }
+    // Which families of which other readings can depend on the new reading: at most
+    // RATE_WINDOW + 5 of them, listed with a mask each (a Map with a Set per neighbour was
+    // the largest allocation of a turn with late readings).
+    const hits = HITS
+    hits.clear()
     // Rate: the next RATE_WINDOW + 1 readings of the same kind (their interval or baseline window).
-    for (let j = i + 1; j <= i + RATE_WINDOW + 1 && j < arr.length; j++) mark(kind, arr[j], 'rate')
+    for (let j = i + 1; j <= i + RATE_WINDOW + 1 && j < arr.length; j++)
+      hits.add(kind, j, arr[j]!, FAMILY.rate)
     const saldo = this.valid.saldo
     if (kind === 'saldo') {
       // The next saldo's step and mismatch pair now start at t.
-      mark('saldo', saldo[i + 1], 'step')
-      mark('saldo', saldo[i + 1], 'mismatch')
+      hits.mark('saldo', saldo, i + 1, FAMILY.step | FAMILY.mismatch)
     } else {
       // Saldo pairs (a, b] with a < t <= b, and the pair starting at a saldo at t.
-      mark('saldo', saldo[lowerBound(saldo, t)], 'mismatch')
-      mark('saldo', saldo[upperBound(saldo, t)], 'mismatch')
+      hits.mark('saldo', saldo, lowerBound(saldo, t), FAMILY.mismatch)
+      hits.mark('saldo', saldo, upperBound(saldo, t), FAMILY.mismatch)
     }
     // meter_exchange: the next valid readings (any kind) after t now have t as predecessor.
     let next: number | null = null
@@ -334,34 +331,70 @@ export class MeterTimeline {
       for (const k of KINDS) {
         const a = this.valid[k]
         const j = lowerBound(a, next)
-        if (j < a.length && a[j]!.t === next) mark(k, a[j], 'exchange')
+        if (j < a.length && a[j]!.t === next) hits.mark(k, a, j, FAMILY.exchange)
       }
     }
 
-    const changed: TimelineReading[] = []
-    for (const [e, { kind: ek, fams }] of affected) {
-      const idx = lowerBound(this.valid[ek], e.t)
-      const drop = new Set<QualityFlag>()
-      for (const f of fams) for (const fl of FAMILY_FLAGS[f]) drop.add(fl)
-      const kept = e.flags.filter((f) => !drop.has(f))
-      const fresh = familyFlags(
-        view,
-        ek,
-        idx,
-        this.ctx,
-        fams,
-        fams.has('rate') ? rateOf(ek) : undefined,
-      )
-      const nf = sortFlags([...kept, ...fresh])
+    let changed: TimelineReading[] | null = null
+    for (let h = 0; h < hits.size; h++) {
+      const ek = hits.kinds[h]!
+      const e = hits.entries[h]!
+      const fams = hits.fams[h]!
+      // Only readings of the new one's kind are hit for their rate.
+      const rateAt = fams & FAMILY.rate ? rates : undefined
+      const fresh = familyFlags(view, ek, hits.at[h]!, this.ctx, fams, rateAt)
+      // No flags before and none now (nearly every neighbour): nothing to merge or compare.
+      if (!fresh.length && !e.flags.length) continue
+      const drop = FLAGS_OF[fams]!
+      const nf = sortFlags([...e.flags.filter((f) => !drop.has(f)), ...fresh])
       if (!sameFlags(nf, e.flags)) {
         e.flags = held(nf)
-        changed.push(reading(ek, e))
+        ;(changed ??= []).push(reading(ek, e))
       }
     }
+    hits.clear()
+    if (!changed) return { duplicate: false, flags: [...entry.flags], changed: [] }
     changed.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
     return { duplicate: false, flags: [...entry.flags], changed }
   }
 }
+
+/**
+ * The neighbours a late reading can change, each with the families of its flags to
+ * recompute: parallel arrays, reused by every insert (inserts never overlap).
+ */
+class Hits {
+  kinds: Kind[] = []
+  /** Each one's index in its kind's valid readings. */
+  at: number[] = []
+  entries: Entry[] = []
+  fams: Families[] = []
+  size = 0
+
+  clear(): void {
+    // Let go of the entries (a window dropped later must not stay reachable from here).
+    this.entries.length = 0
+    this.size = 0
+  }
+
+  add(kind: Kind, at: number, e: Entry, fams: Families): void {
+    this.kinds[this.size] = kind
+    this.at[this.size] = at
+    this.entries[this.size] = e
+    this.fams[this.size++] = fams
+  }
+
+  /** Adds `fams` to the hit of `arr[at]` (if there is one), or lists it. */
+  mark(kind: Kind, arr: readonly Entry[], at: number, fams: Families): void {
+    const e = arr[at]
+    if (!e) return
+    const i = this.entries.indexOf(e)
+    if (i >= 0) this.fams[i]! |= fams
+    else this.add(kind, at, e, fams)
+  }
+}
+
+const HITS = new Hits()
 
 interface InvalidOrder {
   ascending: boolean

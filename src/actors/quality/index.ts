@@ -43,10 +43,18 @@ export { unitFlags } from './unit.js'
  */
 export const NEIGHBOURHOOD = Math.max(RATE_WINDOW + 1, MISMATCH_MAX_CONSUMPTION + 1)
 
-/** Flag families, recomputed independently by the timeline. */
-export type Family = 'self' | 'rate' | 'step' | 'mismatch' | 'exchange'
+/**
+ * Flag families, recomputed independently by the timeline: bits of a mask, so the families
+ * a late reading touches on each neighbour are a number, not a Set per neighbour.
+ */
+export const FAMILY = { self: 1, rate: 2, step: 4, mismatch: 8, exchange: 16 } as const
+export type Family = keyof typeof FAMILY
+/** A set of families (FAMILY bits). */
+export type Families = number
 
-export const FAMILY_FLAGS: Record<Family, readonly QualityFlag[]> = {
+export const ALL_FAMILIES: Families = 31
+
+const FAMILY_FLAGS: Record<Family, readonly QualityFlag[]> = {
   self: ['unit_mismatch', 'negative_consumption'],
   rate: ['implausible_rate'],
   step: ['saldo_decrease', 'rollover_wrap'],
@@ -54,7 +62,16 @@ export const FAMILY_FLAGS: Record<Family, readonly QualityFlag[]> = {
   exchange: ['meter_exchange'],
 }
 
-export const ALL_FAMILIES: readonly Family[] = ['self', 'rate', 'step', 'mismatch', 'exchange']
+/** The flags the families of a mask compute (what recomputing them first drops), by mask. */
+export const FLAGS_OF: readonly ReadonlySet<QualityFlag>[] = Array.from(
+  { length: ALL_FAMILIES + 1 },
+  (_, mask) =>
+    new Set(
+      (Object.keys(FAMILY) as Family[])
+        .filter((f) => mask & FAMILY[f])
+        .flatMap((f) => FAMILY_FLAGS[f]),
+    ),
+)
 
 /** Valid readings of one meter, per kind, sorted by t (unique t per kind). */
 export interface QualityView {
@@ -81,39 +98,33 @@ export function familyFlags(
   kind: Kind,
   i: number,
   ctx: MeterQualityContext,
-  families: Iterable<Family>,
+  families: Families,
   rateAt?: (j: number) => number | null,
-): QualityFlag[] {
+): readonly QualityFlag[] {
   const arr = view[kind]
   const p = arr[i]!
-  const out: QualityFlag[] = []
-  for (const fam of families) {
-    switch (fam) {
-      case 'self':
-        if (isNegativeConsumption(kind, p.v)) out.push('negative_consumption')
-        break
-      case 'rate': {
-        const ra = rateAt ?? ((j: number) => intervalRate(arr, kind, j, ctx))
-        if (isImplausibleRate(i, ra)) out.push('implausible_rate')
-        break
-      }
-      case 'step':
-        if (kind === 'saldo') {
-          const f = saldoStepFlag(arr, i, ctx)
-          if (f) out.push(f)
-        }
-        break
-      case 'mismatch':
-        if (kind === 'saldo' && isSaldoMismatch(arr, i, view.consumption, ctx))
-          out.push('saldo_mismatch')
-        break
-      case 'exchange':
-        if (isFirstAfterExchange(ctx, prevAnyTime(view, p.t), p.t)) out.push('meter_exchange')
-        break
-    }
+  // Made on the first flag: most calls find none (a late reading asks ~26 neighbours).
+  let out: QualityFlag[] | null = null
+  if (families & FAMILY.self && isNegativeConsumption(kind, p.v))
+    (out ??= []).push('negative_consumption')
+  if (families & FAMILY.rate) {
+    const ra = rateAt ?? ((j: number) => intervalRate(arr, kind, j, ctx))
+    if (isImplausibleRate(i, ra)) (out ??= []).push('implausible_rate')
   }
-  return out
+  if (kind === 'saldo') {
+    if (families & FAMILY.step) {
+      const f = saldoStepFlag(arr, i, ctx)
+      if (f) (out ??= []).push(f)
+    }
+    if (families & FAMILY.mismatch && isSaldoMismatch(arr, i, view.consumption, ctx))
+      (out ??= []).push('saldo_mismatch')
+  }
+  if (families & FAMILY.exchange && isFirstAfterExchange(ctx, prevAnyTime(view, p.t), p.t))
+    (out ??= []).push('meter_exchange')
+  return out ?? NO_FLAGS
 }
+
+const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
 
 function key(kind: Kind, t: number): string {
   return `${kind}:${t}`

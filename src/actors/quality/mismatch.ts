@@ -32,8 +32,14 @@ export function isSaldoMismatch(
   const a = saldo[i - 1]!
   const b = saldo[i]!
   if (acrossExchange(ctx, a.t, b.t)) return false
-  const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
-  if (step.type === 'decrease') return false
+  let d: number
+  // A rising register (nearly every step): its delta, without a classified step object.
+  if (b.v >= a.v) d = b.v - a.v
+  else {
+    const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
+    if (step.type === 'decrease') return false
+    d = step.delta
+  }
   const ia = indexAt(cons, a.t)
   if (ia < 0) return false
   const ib = indexAt(cons, b.t)
@@ -41,7 +47,6 @@ export function isSaldoMismatch(
   if (ib - ia > MISMATCH_MAX_CONSUMPTION) return false
   let sum = 0
   for (let k = ia + 1; k <= ib; k++) sum += cons[k]!.v
-  const d = step.delta
   const tol = Math.max(
     MISMATCH_ABS_TOLERANCE,
     Math.max(Math.abs(sum), Math.abs(d)) / MISMATCH_REL_DIVISOR,

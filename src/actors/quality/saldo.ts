@@ -35,7 +35,8 @@ export function saldoStepFlag(
   if (i < 1) return null
   const a = saldo[i - 1]!
   const b = saldo[i]!
-  if (acrossExchange(ctx, a.t, b.t)) return null
+  // A rising register (nearly every step): no classified step object made.
+  if (b.v >= a.v || acrossExchange(ctx, a.t, b.t)) return null
   const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
   if (step.type === 'decrease') return 'saldo_decrease'
   if (step.type === 'rollover') return 'rollover_wrap'
