@@ -71,14 +71,18 @@ export class IngestPipeline implements Ingest {
       }
     >()
     const owner: number[] = []
-    admitted.forEach((a, idx) => {
-      if (a.rejection || !a.meter || a.readings.length === 0) return
+    // Loops, not forEach: a callback per item made a closure per item of every request.
+    for (let idx = 0; idx < admitted.length; idx++) {
+      const a = admitted[idx]!
+      const meter = a.meter
+      if (a.rejection || !meter || a.readings.length === 0) continue
       const statuses =
         a.item.rawFlags !== null
           ? { rawFlags: a.item.rawFlags, statuses: mapStatuses(a.item) }
           : null
-      let group = perMeter.get(a.meter.id)
-      a.readings.forEach((r, j) => {
+      let group = perMeter.get(meter.id)
+      for (let j = 0; j < a.readings.length; j++) {
+        const r = a.readings[j]!
         owner.push(idx)
         const reading: ActorReading = {
           ref: owner.length - 1,
@@ -93,11 +97,11 @@ export class IngestPipeline implements Ingest {
         }
         // A meter's first reading in a literal of one (a first push reserves room for 16).
         if (group) group.readings.push(reading)
-        else perMeter.set(a.meter!.id, (group = { meter: a.meter!, readings: [reading] }))
-      })
-    })
+        else perMeter.set(meter.id, (group = { meter, readings: [reading] }))
+      }
+    }
 
-    const itemVerdicts: ('created' | 'duplicate' | null)[] = admitted.map(() => null)
+    const itemVerdicts: ('created' | 'duplicate' | null)[] = new Array(admitted.length).fill(null)
     // Every meter's turn is waited for, also when one fails: a request is answered only
     // once nothing of it is still being written (a turn that failed stored nothing; the
     // others may have — a retry then answers those as duplicates).
@@ -118,7 +122,8 @@ export class IngestPipeline implements Ingest {
     let accepted = 0
     let duplicates = 0
     let rejected = 0
-    admitted.forEach((a, idx) => {
+    for (let idx = 0; idx < admitted.length; idx++) {
+      const a = admitted[idx]!
       // One literal per item (every item of every request): no base object spread into it.
       const r: ItemResult = {
         meter: a.item.identifier,
@@ -135,7 +140,7 @@ export class IngestPipeline implements Ingest {
       } else if (r.status === 'created') accepted++
       else duplicates++
       results.push(r)
-    })
+    }
     const outcome = { accepted, duplicates, rejected, results }
     d.onOutcome?.(ws, req.source, outcome)
     return outcome
