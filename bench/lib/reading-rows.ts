@@ -2,7 +2,12 @@
 // saldo register, the whole shape-A item as raw payload. As JSONEachRow (the insert bench)
 // and as the readings writer sends them (the storage ceiling).
 import { BodyWriter } from '../../src/store/body-writer.js'
-import { readingFeedLine, rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
+import {
+  readingFeedLine,
+  rowHeads,
+  rowOutOf,
+  writeReadingRow,
+} from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 
 const START = Date.UTC(2026, 0, 1)
@@ -63,8 +68,8 @@ export function readingBodiesWriter(
       if (!line) continue
       const r = JSON.parse(line)
       const row = rowOutOf(r)
-      writeReadingRow(out, r.workspace_id, r.meter_id, row, true)
-      feed += readingFeedLine(r.workspace_id, r.meter_id, row)
+      writeReadingRow(out, rowHeads(r.workspace_id, r.meter_id), row, true)
+      feed += readingFeedLine(rowHeads(r.workspace_id, r.meter_id), row)
     }
     return { body: out.take(), feed }
   }

@@ -16,8 +16,10 @@ import { qualityContext } from '../domain/quality-context.js'
 import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
 import {
   readingFeedLine,
+  rowHeads,
   rowOutOf,
   writeReadingRow,
+  type RowHeads,
   type RowOut,
   type StoredReadingRow,
 } from '../store/reading-row.js'
@@ -459,14 +461,21 @@ export class MeterActor {
   /** Phase 4, write (this turn's part): the readings rows as TabSeparated lines, into `out`. */
   body(turn: Turn, out: BodyWriter): void {
     const carried = this.env.store.rollupFedApart
-    for (const row of turn.rows)
-      writeReadingRow(out, turn.meter.workspace_id, turn.meter.id, row, carried)
+    const heads = this.rowHeads()
+    for (const row of turn.rows) writeReadingRow(out, heads, row, carried)
   }
 
   /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */
   feedBody(turn: Turn, out: BodyWriter): void {
-    for (const row of turn.rows)
-      out.text(readingFeedLine(turn.meter.workspace_id, turn.meter.id, row))
+    const heads = this.rowHeads()
+    for (const row of turn.rows) out.text(readingFeedLine(heads, row))
+  }
+
+  private heads: RowHeads | null = null
+
+  /** The start of this meter's rows and feed lines (its workspace and id never change). */
+  private rowHeads(): RowHeads {
+    return (this.heads ??= rowHeads(this.meter.workspace_id, this.meter.id))
   }
 
   /**

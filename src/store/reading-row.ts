@@ -89,19 +89,32 @@ export const readingsColumns = (statusCarried: boolean): readonly string[] =>
   statusCarried ? WITH_STATUS : COLUMNS
 
 /**
+ * The start of every readings row of one meter (its first two columns), and of its rollup
+ * feed lines: made once per meter by its actor, not twice per row.
+ */
+export interface RowHeads {
+  row: string
+  feed: string
+}
+
+export const rowHeads = (ws: number, meterId: number): RowHeads => ({
+  row: `${ws}\t${meterId}\t`,
+  feed: `{"workspace_id":${ws},"meter_id":${meterId},"kind":"`,
+})
+
+/**
  * One readings row as a TabSeparated line (`readingsColumns`), written by hand: this runs for
  * every reading. In three pieces, so the raw payload goes into the body as it already is
  * (a telegram's 2 KB is never copied into a row string first).
  */
 export function writeReadingRow(
   out: BodyWriter,
-  ws: number,
-  meterId: number,
+  heads: RowHeads,
   r: RowOut,
   statusCarried: boolean,
 ): void {
   out.text(
-    `${ws}\t${meterId}\t${r.kind}\t${r.recordedAt}\t${tsvNum(r.value)}\t${tsvOrNull(r.unit)}\t` +
+    `${heads.row}${r.kind}\t${r.recordedAt}\t${tsvNum(r.value)}\t${tsvOrNull(r.unit)}\t` +
       `${tsvNum(r.canonicalValue)}\t${tsvOrNull(r.canonicalUnit)}\t${tsvArray(r.flags)}\t`,
   )
   if (typeof r.rawTsv === 'string') out.text(r.rawTsv)
@@ -118,9 +131,9 @@ export function writeReadingRow(
  * The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts), and
  * those of the status report it carries (status.ts).
  */
-export function readingFeedLine(ws: number, meterId: number, r: RowOut): string {
+export function readingFeedLine(heads: RowHeads, r: RowOut): string {
   const status = r.status
     ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
     : ''
-  return `{"workspace_id":${ws},"meter_id":${meterId},"kind":"${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
+  return `${heads.feed}${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
 }

@@ -6,6 +6,7 @@ import { BodyWriter } from '../../src/store/body-writer.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import {
   readingsColumns,
+  rowHeads,
   writeReadingRow,
   type RowOut,
   type StoredReadingRow,
@@ -362,7 +363,8 @@ export function storeConformance(t: Test, sql: Sql): void {
       // Past FILE_BODY_MIN_BYTES: the embedded engine reads this body from a file.
       const n = 1_500
       const body = new BodyWriter()
-      for (let i = 0; i < n; i++) writeReadingRow(body, 77, 1 + i, i % 2 ? plain : odd, carried)
+      for (let i = 0; i < n; i++)
+        writeReadingRow(body, rowHeads(77, 1 + i), i % 2 ? plain : odd, carried)
       const bytes = body.take()
       t.ok(bytes.length > 256 << 10, `${bytes.length} bytes`)
       await sql.insert('readings', bytes, {
@@ -501,7 +503,7 @@ export function upgradeConformance(t: Test, sql: Sql): void {
         carried && i % 3 === 0 ? { rawFlags: ['0x10'], statuses: ['leak', 'battery_low'] } : null,
     }))
     const body = new BodyWriter()
-    rows.forEach((r, i) => writeReadingRow(body, 88, 1 + i, r, carried))
+    rows.forEach((r, i) => writeReadingRow(body, rowHeads(88, 1 + i), r, carried))
     await sql.insert('readings', body.take(), {
       collapseInMerges: true,
       columns: readingsColumns(carried),

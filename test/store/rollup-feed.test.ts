@@ -9,7 +9,7 @@ import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js
 import { withReadingsPartsHeld } from '../../src/store/crash-window.js'
 import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
 import { BodyWriter } from '../../src/store/body-writer.js'
-import { rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
+import { rowHeads, rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 import {
   latestStatuses,
@@ -56,7 +56,7 @@ async function write(lines: string, n: number): Promise<void> {
     if (!line) continue
     const r = JSON.parse(line)
     const row = rowOutOf({ ...r, raw_payload: JSON.stringify(r.raw_payload) })
-    writeReadingRow(body, r.workspace_id, r.meter_id, row, true)
+    writeReadingRow(body, rowHeads(r.workspace_id, r.meter_id), row, true)
   }
   await store.readings.write(body.take(), n, undefined, lines)
 }
