@@ -8,11 +8,13 @@
 // this is for comparing two trees of the code a few per cent apart (run it alternately).
 //
 //   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
-//     [--windows 2] [--shared [--late]] [--top 15]
+//     [--windows 2] [--shared [--late] | --telegram] [--top 15]
 //
 // --shared: every lane names the same meters (the `shared` scenario's bodies), else each
 // lane its own (the `gateway` scenario's); --late: of those, every 10th reading 3 hours late
-// (the `shared 500, 10 % late by 3 h` row's). Linux only (the main thread's CPU is read from /proc).
+// (the `shared 500, 10 % late by 3 h` row's); --telegram: the telegram gateway rows' plain
+// wM-Bus bodies (decoded by one worker, whose time is not counted). Linux only (the main thread's CPU is read from /proc).
+import fs from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
 import type { Ingest } from '../../src/ingest/types.js'
@@ -28,6 +30,7 @@ const { values: o } = parseArgs({
     windows: { type: 'string', default: '2' },
     shared: { type: 'boolean', default: false },
     late: { type: 'boolean', default: false },
+    telegram: { type: 'boolean', default: false },
     top: { type: 'string', default: '15' },
   },
 })
@@ -41,7 +44,8 @@ interface SampledNode {
   children: SampledNode[]
 }
 
-const server = await startTestServer({ WORKERS: '1' })
+// As the bench's server (bench/lib/server.ts): fixture frames repeat, which is not what is measured.
+const server = await startTestServer({ WORKERS: '1', TELEGRAM_REPEAT_WINDOW_MS: '0' })
 const ws = await server.admin('POST', '/workspaces', {
   name: 'pipeline-cost',
   provision_cap_per_hour: 1_000_000_000,
@@ -49,17 +53,32 @@ const ws = await server.admin('POST', '/workspaces', {
 const ingest = (server.app.parts as { ingest: Ingest }).ingest
 // The `gateway` and `shared` scenarios' bodies (bench/lib/bodies.ts), a minute apart.
 const start = Date.now() - 86_400_000
+const plainFrames = () =>
+  (
+    JSON.parse(
+      fs.readFileSync(new URL('../fixtures/telegrams.json', import.meta.url), 'utf8'),
+    ) as Record<string, { hex: string }[]>
+  ).plain!.map((f) => f.hex)
 const bodies = bodyFactory(
-  o.shared
+  o.telegram
     ? {
-        kind: 'shared',
+        kind: 'telegramGateway',
         batch: meters,
-        lanes,
+        telegrams: plainFrames(),
+        suffix: 'plain',
         startMs: start,
         stepMs: 60_000,
-        ...(o.late ? { lateEvery: 10, lateMs: 3 * 3_600_000 } : {}),
       }
-    : { kind: 'generic', batch: meters, meters, startMs: start, stepMs: 60_000 },
+    : o.shared
+      ? {
+          kind: 'shared',
+          batch: meters,
+          lanes,
+          startMs: start,
+          stepMs: 60_000,
+          ...(o.late ? { lateEvery: 10, lateMs: 3 * 3_600_000 } : {}),
+        }
+      : { kind: 'generic', batch: meters, meters, startMs: start, stepMs: 60_000 },
 )
 
 /** `count` requests per lane from minute `from`, lanes concurrent, each built before it is sent. */
@@ -74,7 +93,10 @@ async function run(from: number, count: number): Promise<void> {
           source: 'report',
           errorPrefix: 'readings',
         })
-        if (out.accepted !== meters) throw new Error(`accepted ${out.accepted} of ${meters}`)
+        if (out.accepted !== meters)
+          throw new Error(
+            `accepted ${out.accepted} of ${meters}: ${JSON.stringify(out.results[0])}`,
+          )
         JSON.stringify(out)
       }
     }),
