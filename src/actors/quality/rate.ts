@@ -53,7 +53,10 @@ export function intervalRate(
  */
 export function isImplausibleRate(i: number, rateAt: (j: number) => number | null): boolean {
   const r = rateAt(i)
-  if (r === null) return false
+  // No positive rate exceeds a baseline of positive rates: a meter at rest (no consumption,
+  // a register standing still) is never implausible, and its earlier intervals, which
+  // would all be read for want of positive ones, need not be.
+  if (r === null || r <= 0) return false
   let positives = 0
   let baseline = 0
   for (let j = i - 1; j >= 1 && j >= i - RATE_WINDOW; j--) {
