@@ -60,8 +60,13 @@ export type ActorVerdict = 'created' | 'duplicate'
 export interface Joined {
   meter: Meter
   readings: ActorReading[]
-  /** Called once the turn ended: without an error, every reading carries its `verdict`. */
-  done: (err?: unknown) => void
+  /**
+   * Called once the turn ended, with `slot`: without an error, every reading carries its
+   * `verdict`. One callback serves every meter of a request (registry.ts `handleMany`).
+   */
+  done: (err: unknown, slot: number) => void
+  /** Which of its caller's parts this is. */
+  slot: number
 }
 
 export interface ActorEnv {

@@ -54,7 +54,7 @@ export class ActorRegistry {
   /** One meter's readings; resolves with their verdicts by ref once they are stored. */
   handle(meter: Meter, readings: ActorReading[]): Promise<Map<number, ActorVerdict>> {
     return new Promise((resolve, reject) =>
-      this.enqueue(meter, readings, (err) =>
+      this.enqueue(meter, readings, 0, (err) =>
         err === undefined
           ? resolve(new Map(readings.map((r) => [r.ref, r.verdict ?? 'duplicate'])))
           : reject(err),
@@ -72,16 +72,23 @@ export class ActorRegistry {
       const out: TurnResult[] = new Array(parts.length)
       let left = parts.length
       if (!left) return resolve(out)
-      parts.forEach((p, i) =>
-        this.enqueue(p.meter, p.readings, (err) => {
-          out[i] = err === undefined ? FULFILLED : { status: 'rejected', reason: err }
-          if (--left === 0) resolve(out)
-        }),
-      )
+      // One callback for the request, told which part's turn ended (a closure per meter
+      // was one more object per reading of a gateway request).
+      const done = (err: unknown, slot: number) => {
+        out[slot] = err === undefined ? FULFILLED : { status: 'rejected', reason: err }
+        if (--left === 0) resolve(out)
+      }
+      for (let i = 0; i < parts.length; i++)
+        this.enqueue(parts[i]!.meter, parts[i]!.readings, i, done)
     })
   }
 
-  private enqueue(meter: Meter, readings: ActorReading[], done: Joined['done']): void {
+  private enqueue(
+    meter: Meter,
+    readings: ActorReading[],
+    slot: number,
+    done: Joined['done'],
+  ): void {
     let actor = this.actors.get(meter.id)
     if (!actor) {
       // A meter created here that no actor has used has nothing stored: whichever request
@@ -96,7 +103,7 @@ export class ActorRegistry {
     // Summing every window costs a pass over all actors: once per maxActors turns (a
     // pass per 1,000 was 12 % of the ingest thread when provisioning 20k meters).
     else if (++this.handled % this.maxActors === 0) this.evictBeyondBudget()
-    const entry: Joined = { meter, readings, done }
+    const entry: Joined = { meter, readings, done, slot }
     if (actor.waiting) {
       actor.waiting.push(entry)
       return

@@ -49,6 +49,10 @@ function copy(r: TimelineReading): TimelineReading {
 }
 
 const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
+const NOTHING_DROPPED: Readonly<Record<Kind, number>> = Object.freeze({
+  consumption: -Infinity,
+  saldo: -Infinity,
+})
 const held = (flags: readonly QualityFlag[]) => (flags.length ? flags : NO_FLAGS)
 
 /** A valid entry of `kind` as a reading (a copy). */
@@ -217,21 +221,24 @@ export class MeterTimeline {
    * returns per kind the newest recorded_at dropped (-Infinity when nothing was): the window
    * still holds everything it held after that time.
    */
-  retain(spanMs: number, maxPerKind: number): Record<Kind, number> {
+  retain(spanMs: number, maxPerKind: number): Readonly<Record<Kind, number>> {
     const max = Math.max(maxPerKind, NEIGHBOURHOOD)
-    const dropped: Record<Kind, number> = { consumption: -Infinity, saldo: -Infinity }
+    // Made when something is dropped: a turn that drops nothing (most) allocates nothing.
+    let dropped: Record<Kind, number> | null = null
     for (const kind of KINDS) {
       const arr = this.valid[kind]
       let cut = 0
       if (arr.length > NEIGHBOURHOOD) {
         const since = arr[arr.length - 1]!.t - spanMs
         // NEIGHBOURHOOD more before the span: a late reading anywhere in the span then
-        // finds the readings its flags depend on in the window.
-        cut = Math.min(lowerBound(arr, since) - NEIGHBOURHOOD, arr.length - NEIGHBOURHOOD)
+        // finds the readings its flags depend on in the window. Nothing before the span
+        // beyond those (arr[NEIGHBOURHOOD] inside it): no search.
+        if (arr[NEIGHBOURHOOD]!.t < since)
+          cut = Math.min(lowerBound(arr, since) - NEIGHBOURHOOD, arr.length - NEIGHBOURHOOD)
         cut = Math.max(cut, arr.length - max)
       }
       if (cut > 0) {
-        dropped[kind] = arr[cut - 1]!.t
+        ;(dropped ??= { consumption: -Infinity, saldo: -Infinity })[kind] = arr[cut - 1]!.t
         arr.splice(0, cut)
       }
       const inv = this.invalid[kind]
@@ -240,9 +247,12 @@ export class MeterTimeline {
       // Without a valid reading kept, the span counts back from the newest invalid one.
       const floor = arr.length ? arr[0]!.t : order.newest - spanMs
       const last = dropInvalid(inv, order, floor, max)
-      if (last !== null) dropped[kind] = Math.max(dropped[kind], last)
+      if (last !== null) {
+        dropped ??= { consumption: -Infinity, saldo: -Infinity }
+        dropped[kind] = Math.max(dropped[kind], last)
+      }
     }
-    return dropped
+    return dropped ?? NOTHING_DROPPED
   }
 
   private addInvalid(kind: Kind, t: number, r: TimelineReading): void {

@@ -22,7 +22,7 @@ export interface BatchEntry {
 export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void> {
   if (env.stopping) {
     const err = apiError('Unavailable', 'Shutting down; retry the request.')
-    for (const e of batch) for (const j of e.group) j.done(err)
+    for (const e of batch) for (const j of e.group) j.done(err, j.slot)
     return
   }
   const locks = env.locks
@@ -31,7 +31,7 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     try {
       turns = batch.map(begin)
     } catch (err) {
-      for (const e of batch) for (const j of e.group) j.done(err)
+      for (const e of batch) for (const j of e.group) j.done(err, j.slot)
       return
     }
     try {
@@ -86,7 +86,7 @@ function begin(e: BatchEntry): Turn {
 
 /** Every joined request is answered: the readings carry their verdicts, or the turn failed. */
 function answer(group: Joined[], turn: Turn): void {
-  for (const j of group) j.done(turn.failed)
+  for (const j of group) j.done(turn.failed, j.slot)
 }
 
 /** Nothing of a failed turn may count as stored: its actor reloads from the store. */
