@@ -68,8 +68,9 @@ export function readingBodiesWriter(
       if (!line) continue
       const r = JSON.parse(line)
       const row = rowOutOf(r)
-      writeReadingRow(out, rowHeads(r.workspace_id, r.meter_id), row, true)
-      feed += readingFeedLine(rowHeads(r.workspace_id, r.meter_id), row)
+      const heads = rowHeads(r.workspace_id, r.meter_id)
+      writeReadingRow(out, heads, row, true)
+      feed += readingFeedLine(heads, row)
     }
     return { body: out.take(), feed }
   }

@@ -7,6 +7,7 @@ import {
   isValid,
   lowerBound,
   NEIGHBOURHOOD,
+  NO_FLAGS,
   RATE_WINDOW,
   sameFlags,
   sortFlags,
@@ -48,7 +49,6 @@ function copy(r: TimelineReading): TimelineReading {
   return { ...r, flags: [...r.flags] }
 }
 
-const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
 const NOTHING_DROPPED: Readonly<Record<Kind, number>> = Object.freeze({
   consumption: -Infinity,
   saldo: -Infinity,
@@ -320,7 +320,7 @@ export class MeterTimeline {
     hits.clear()
     // Rate: the next RATE_WINDOW + 1 readings of the same kind (their interval or baseline window).
     for (let j = i + 1; j <= i + RATE_WINDOW + 1 && j < arr.length; j++)
-      hits.add(kind, j, arr[j]!, FAMILY.rate)
+      hits.add(kind, j, FAMILY.rate)
     const saldo = this.valid.saldo
     if (kind === 'saldo') {
       // The next saldo's step and mismatch pair now start at t.
@@ -348,11 +348,12 @@ export class MeterTimeline {
     let changed: TimelineReading[] | null = null
     for (let h = 0; h < hits.size; h++) {
       const ek = hits.kinds[h]!
-      const e = hits.entries[h]!
+      const at = hits.at[h]!
+      const e = this.valid[ek][at]!
       const fams = hits.fams[h]!
       // Only readings of the new one's kind are hit for their rate.
       const rateAt = fams & FAMILY.rate ? rates : undefined
-      const fresh = familyFlags(view, ek, hits.at[h]!, this.ctx, fams, rateAt)
+      const fresh = familyFlags(view, ek, at, this.ctx, fams, rateAt)
       // No flags before and none now (nearly every neighbour): nothing to merge or compare.
       if (!fresh.length && !e.flags.length) continue
       const drop = FLAGS_OF[fams]!
@@ -362,45 +363,41 @@ export class MeterTimeline {
         ;(changed ??= []).push(reading(ek, e))
       }
     }
-    hits.clear()
-    if (!changed) return { duplicate: false, flags: [...entry.flags], changed: [] }
-    changed.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
-    return { duplicate: false, flags: [...entry.flags], changed }
+    changed?.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
+    return { duplicate: false, flags: [...entry.flags], changed: changed ?? [] }
   }
 }
 
 /**
- * The neighbours a late reading can change, each with the families of its flags to
- * recompute: parallel arrays, reused by every insert (inserts never overlap).
+ * The neighbours a late reading can change (kind and index in its valid readings), each
+ * with the families of its flags to recompute: parallel arrays of numbers and kinds, reused
+ * by every insert (inserts never overlap), so they hold no entry of any window.
  */
 class Hits {
   kinds: Kind[] = []
-  /** Each one's index in its kind's valid readings. */
   at: number[] = []
-  entries: Entry[] = []
   fams: Families[] = []
   size = 0
 
   clear(): void {
-    // Let go of the entries (a window dropped later must not stay reachable from here).
-    this.entries.length = 0
     this.size = 0
   }
 
-  add(kind: Kind, at: number, e: Entry, fams: Families): void {
+  add(kind: Kind, at: number, fams: Families): void {
     this.kinds[this.size] = kind
     this.at[this.size] = at
-    this.entries[this.size] = e
     this.fams[this.size++] = fams
   }
 
-  /** Adds `fams` to the hit of `arr[at]` (if there is one), or lists it. */
+  /** Adds `fams` to the hit of (kind, at), or lists it; nothing when `at` is past `arr`. */
   mark(kind: Kind, arr: readonly Entry[], at: number, fams: Families): void {
-    const e = arr[at]
-    if (!e) return
-    const i = this.entries.indexOf(e)
-    if (i >= 0) this.fams[i]! |= fams
-    else this.add(kind, at, e, fams)
+    if (at >= arr.length) return
+    for (let h = 0; h < this.size; h++)
+      if (this.at[h] === at && this.kinds[h] === kind) {
+        this.fams[h]! |= fams
+        return
+      }
+    this.add(kind, at, fams)
   }
 }
 

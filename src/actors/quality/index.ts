@@ -124,7 +124,8 @@ export function familyFlags(
   return out ?? NO_FLAGS
 }
 
-const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
+/** No flags: one frozen array shared by every reading without any. */
+export const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
 
 function key(kind: Kind, t: number): string {
   return `${kind}:${t}`
