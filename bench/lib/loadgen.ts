@@ -22,6 +22,8 @@ export interface Measured extends LoadResult {
    * workers, chDB's merges, and the rest (chDB's query threads, libuv's pool, GC helpers).
    */
   threadsMsPer1k?: { main: number; decoders: number; merges: number; rest: number }
+  /** Share of the window the server's main thread waited for a core (`ThreadCpu.mainWaitMs`). */
+  mainWaitShare?: number
 }
 
 export class LoadGen {
@@ -72,6 +74,9 @@ export class LoadGen {
             cpuMsPer1k: per > 0 ? (serverCpuMs / per) * 1000 : NaN,
             serverCores: serverCpuMs / (r.windowS * 1000),
             ...(t0 && t1 && per > 0 ? perThousand(t0, t1, per) : {}),
+            ...(t0 && t1
+              ? { mainWaitShare: (t1.mainWaitMs - t0.mainWaitMs) / (r.windowS * 1000) }
+              : {}),
           })
         }
       }

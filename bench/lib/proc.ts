@@ -23,6 +23,13 @@ export interface ThreadCpu {
   decoders: number
   /** chDB's background merges (`MergeMutate` threads) */
   merges: number
+  /**
+   * How long the main thread was ready to run but waited for a core (the run-queue delay of
+   * /proc/PID/task/PID/schedstat): where the server's threads, the load generator and other
+   * work want more than the cores there are, a request's latency grows by it, whatever our
+   * code costs. NaN where the kernel keeps no schedstat.
+   */
+  mainWaitMs: number
   /** the whole process, threads that have exited included */
   total: number
 }
@@ -33,12 +40,18 @@ export interface ThreadCpu {
  * threads, libuv's pool that runs them, V8's GC helpers) is only known as a difference.
  */
 export function threadCpuMs(pid: number): ThreadCpu {
-  const out: ThreadCpu = { main: NaN, decoders: 0, merges: 0, total: cpuMs(pid) }
+  const out: ThreadCpu = {
+    main: NaN,
+    decoders: 0,
+    merges: 0,
+    mainWaitMs: runQueueWaitMs(pid),
+    total: cpuMs(pid),
+  }
   let tids: string[]
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`)
   } catch {
-    return { main: NaN, decoders: NaN, merges: NaN, total: NaN }
+    return { main: NaN, decoders: NaN, merges: NaN, mainWaitMs: NaN, total: NaN }
   }
   for (const tid of tids) {
     const ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`)
@@ -57,6 +70,17 @@ export function threadCpuMs(pid: number): ThreadCpu {
     else if (comm.startsWith('MergeMutate')) out.merges += ms
   }
   return out
+}
+
+/** The run-queue wait of `pid`'s main thread so far, ms (schedstat's second field, ns). */
+function runQueueWaitMs(pid: number): number {
+  try {
+    return (
+      Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'latin1').split(' ')[1]) / 1e6
+    )
+  } catch {
+    return NaN
+  }
 }
 
 function statCpuMs(file: string): number {

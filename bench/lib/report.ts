@@ -49,6 +49,9 @@ export function fromLoad(
       rejected: m.rejected,
       serverCores: round(m.serverCores, 2),
       ...(m.mainMsPer1k !== undefined ? { mainMsPer1k: round(m.mainMsPer1k, 1) } : {}),
+      ...(m.mainWaitShare !== undefined && Number.isFinite(m.mainWaitShare)
+        ? { mainWaitPct: round(m.mainWaitShare * 100, 1) }
+        : {}),
       ...(m.threadsMsPer1k
         ? {
             threadsMsPer1k: Object.fromEntries(
@@ -87,6 +90,7 @@ export function table(results: ScenarioResult[]): string {
     'p999 ms',
     'CPU ms/1k',
     'main ms/1k',
+    'main wait %',
     'dec/merge/rest',
     'peak RSS MiB',
     'ratio',
@@ -105,6 +109,7 @@ export function table(results: ScenarioResult[]): string {
         fmtMs(row.p999),
         fmtMs(row.cpuMsPer1k),
         fmtMs(row.detail?.mainMsPer1k as number | undefined),
+        fmtMs(row.detail?.mainWaitPct as number | undefined),
         fmtSplit(row.detail?.threadsMsPer1k as Record<string, number> | undefined),
         row.peakRssMiB === undefined ? '' : String(round(row.peakRssMiB)),
         row.ratio === undefined ? '' : `${round(row.ratio * 100, 1)} %`,

@@ -24,6 +24,7 @@ export interface RowSpread {
   p99?: Spread
   cpuMsPer1k?: Spread
   mainMsPer1k?: Spread
+  mainWaitPct?: Spread
 }
 
 /** The label of a row as it is matched across runs. */
@@ -66,6 +67,7 @@ export function spreads(runs: readonly (readonly ScenarioResult[])[]): RowSpread
       p99: of((r) => r.p99),
       cpuMsPer1k: of((r) => r.cpuMsPer1k),
       mainMsPer1k: of((r) => r.detail?.mainMsPer1k as number | undefined),
+      mainWaitPct: of((r) => r.detail?.mainWaitPct as number | undefined),
     }
   })
 }
@@ -92,6 +94,7 @@ export function spreadTable(rows: readonly RowSpread[]): string {
     'p99 ms',
     'CPU ms/1k',
     'main ms/1k',
+    'main wait %',
   ]
   const lines: string[][] = [head]
   for (const r of rows)
@@ -105,6 +108,7 @@ export function spreadTable(rows: readonly RowSpread[]): string {
       fmtSpread(r.p99, 1, 0),
       fmtSpread(r.cpuMsPer1k),
       fmtSpread(r.mainMsPer1k),
+      fmtSpread(r.mainWaitPct),
     ])
   return textTable(lines)
 }

@@ -53,6 +53,11 @@ t.test('npm run bench -- --tiny --scenario generic writes a report with figures'
   )
   t.ok(closed.cpuMsPer1k > 0, 'server CPU per 1,000 readings')
   t.ok(closed.peakRssMiB > 0, 'peak RSS')
+  if (fs.existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`))
+    t.ok(
+      closed.detail.mainWaitPct >= 0 && closed.detail.mainWaitPct <= 100,
+      `the main thread's wait for a core, a share of the window (${closed.detail.mainWaitPct} %)`,
+    )
   t.equal(closed.detail.statuses['201'] > 0, true, 'answered 201 Created')
   t.ok(closed.detail.insertMeanRows > 0, 'group-commit insert sizes observed')
   t.ok(

@@ -33,11 +33,19 @@ t.test('an open-loop row is the same row whatever rate it was offered', async (t
 t.test('rows of several runs, spread figure by figure', async (t) => {
   const s = spreads([
     run(
-      row('batch 500, closed c=8', 20_000, { ratio: 0.3, p99: 500, detail: { mainMsPer1k: 35 } }),
+      row('batch 500, closed c=8', 20_000, {
+        ratio: 0.3,
+        p99: 500,
+        detail: { mainMsPer1k: 35, mainWaitPct: 4 },
+      }),
       row('batch 500, open 50 % of max (10 req/s)', 10_000, { p99: 120 }),
     ),
     run(
-      row('batch 500, closed c=8', 24_000, { ratio: 0.34, p99: 400, detail: { mainMsPer1k: 30 } }),
+      row('batch 500, closed c=8', 24_000, {
+        ratio: 0.34,
+        p99: 400,
+        detail: { mainMsPer1k: 30, mainWaitPct: 12 },
+      }),
       row('batch 500, open 50 % of max (12 req/s)', 12_000, { p99: 90 }),
     ),
     run(row('batch 500, closed c=8', 22_000, { ratio: 0.32, p99: 450 })),
@@ -49,6 +57,7 @@ t.test('rows of several runs, spread figure by figure', async (t) => {
     rate: { median: 22_000, min: 20_000, max: 24_000 },
     p99: { median: 450, min: 400, max: 500 },
     mainMsPer1k: { median: 32.5, min: 30, max: 35 },
+    mainWaitPct: { median: 8, min: 4, max: 12 },
   })
   t.ok(Math.abs(s[0]!.ratio!.median - 0.32) < 1e-9)
   t.match(s[1], { label: 'batch 500, open 50 % of max', runs: 2, rate: { median: 11_000 } })
