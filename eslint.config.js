@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint'
 // Layers of src/ (README "Layout"), bottom first: a folder imports only from its own layer or
 // earlier ones, so imports point downstream and a reading's path can be read off the list.
 const LAYERS = [
-  ['domain', 'config', 'errors.js', 'clock.js', 'validate.js', 'lifecycle.js'],
+  ['domain', 'config', 'errors.js', 'clock.js', 'validate.js', 'lifecycle.js', 'thread-priority.js'],
   ['coord', 'decode'],
   ['store', 'clickhouse-server'],
   ['events'],

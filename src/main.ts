@@ -2,6 +2,7 @@
 import { startApp } from './app.js'
 import { ConfigError, loadConfig } from './config/index.js'
 import { configSecrets, redactor, redactUrlCredentials } from './observability/redact.js'
+import { yieldEngineThreads } from './thread-priority.js'
 
 // Until the config is read only URL credentials can be recognised; then its secrets too.
 let redact = redactUrlCredentials
@@ -32,6 +33,9 @@ try {
 } catch (err) {
   die('could not start: ', err instanceof Error ? err.message : err)
 }
+// After the start: chDB's sessions and the decoder workers exist by now (later ones are
+// found by the rescan).
+yieldEngineThreads(config.ENGINE_THREAD_NICE)
 let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {

@@ -46,6 +46,11 @@ export const Config = Type.Object({
   MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
   MQTT_SUBSCRIBERS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  /**
+   * Linux: the nice value of chDB's threads and the decoder workers, so requests do not wait
+   * behind them for a core (src/thread-priority.ts); 0: off.
+   */
+  ENGINE_THREAD_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -68,6 +73,7 @@ const numeric = new Set([
   'QUARANTINE_RETENTION_DAYS',
   'QUARANTINE_PER_METER',
   'MQTT_LEASE_S',
+  'ENGINE_THREAD_NICE',
 ])
 
 function coerce(name: string, raw: string): unknown {
