@@ -21,6 +21,7 @@ t.test('defaults match operator-api.md and our documented limits', async (t) => 
     EVENT_BLOCK_PRIVATE_TARGETS: false,
     MAX_BODY_BYTES: 16 * 1024 * 1024,
     MAX_BATCH_ITEMS: 10_000,
+    ENGINE_THREAD_NICE: 10,
     LOG_LEVEL: 'info',
   })
   t.equal(c.DATA_DIR, path.resolve('./data'), 'DATA_DIR ./data, made absolute')
@@ -46,6 +47,7 @@ t.test('values are parsed from the environment', async (t) => {
     SMTP_URL: 'smtp://mail:25',
     MAX_BODY_BYTES: '1024',
     MAX_BATCH_ITEMS: '10',
+    ENGINE_THREAD_NICE: '0',
   })
   t.match(c, {
     HOST: '0.0.0.0',
@@ -58,6 +60,7 @@ t.test('values are parsed from the environment', async (t) => {
     WORKERS: 3,
     MAX_BODY_BYTES: 1024,
     MAX_BATCH_ITEMS: 10,
+    ENGINE_THREAD_NICE: 0,
   })
   t.equal(loadConfig({ PORT: '' }).PORT, 8080, 'an empty variable counts as unset')
 })
@@ -74,6 +77,7 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     CLICKHOUSE_URL: 'clickhouse:8123',
     ADMIN_TOKEN: 'short',
     MAX_BODY_BYTES: 'lots',
+    ENGINE_THREAD_NICE: '20',
     LOG_LEVEL: 'loud',
   }
   for (const [name, value] of Object.entries(bad)) {
