@@ -1,11 +1,11 @@
 // The event loop's thread ahead of the engine's. Every request passes through the main thread,
 // one at a time; chDB's query and merge threads and the decoder workers work beside it. On a
-// busy machine they took the cores while the main thread stood ready: in the gateway bench
-// rows (2 cores, with the load generator) the main thread waited for a core 12-24 % of each
-// window (`main wait %`, bench/lib/proc.ts), 8-13 % with those threads at nice 10, and the
-// half-load rows' p50 and p99 fell (docs/benchmarks.md, "Built"). Raising a thread's nice
-// value needs no privilege; lowering the main thread's would (CAP_SYS_NICE), so the others
-// yield instead.
+// busy machine they took the cores while the main thread stood ready (`main wait %`,
+// bench/lib/proc.ts; 2 cores, with the load generator). With those threads at nice 10 it
+// waited 10.9 % of the gateway 500 row's window against 15.4 %, 23 % of the telegram
+// gateway rows' against 35-39 %, and those rows ran 8-10 % faster; the half-load p99 did not
+// clearly move (docs/benchmarks.md, "Built"). Raising a thread's nice value needs no
+// privilege; lowering the main thread's would (CAP_SYS_NICE), so the others yield instead.
 //
 // Node's own threads are left as they are: V8's GC helpers and libuv's pool carry the main
 // thread's name, the engine's and the decoder workers' threads their own. At nice 10 too, the

@@ -47,7 +47,7 @@ export const Config = Type.Object({
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
   MQTT_SUBSCRIBERS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /**
-   * Linux: the nice value of chDB's threads and the decoder workers, so requests do not wait
+   * Linux: the nice value of chDB's threads and the decoder workers, so requests wait less
    * behind them for a core (src/thread-priority.ts); 0: off.
    */
   ENGINE_THREAD_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),

@@ -29,16 +29,8 @@ async function worker(name = 'mf-test'): Promise<TestWorker> {
   return { tid, stop: () => w.terminate() }
 }
 
-const task = (pid: number, tid: number, file: string) =>
-  fs.readFileSync(`/proc/${pid}/task/${tid}/${file}`, 'latin1')
-const commOf = (pid: number, tid: number) => task(pid, tid, 'comm').trim()
-/** The nice value: field 19 of the thread's stat line (the 17th after its comm). */
-const niceOf = (pid: number, tid: number) =>
-  Number(
-    task(pid, tid, 'stat')
-      .replace(/^.*\) /s, '')
-      .split(' ')[16],
-  )
+const commOf = (pid: number, tid: number) =>
+  fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1').trim()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 if (!fs.existsSync('/proc/self/task')) {
@@ -89,7 +81,7 @@ if (!fs.existsSync('/proc/self/task')) {
         const threads: { tid: number; comm: string; nice: number }[] = []
         for (const tid of fs.readdirSync(`/proc/${pid}/task`).map(Number))
           try {
-            threads.push({ tid, comm: commOf(pid, tid), nice: niceOf(pid, tid) })
+            threads.push({ tid, comm: commOf(pid, tid), nice: os.getPriority(tid) })
           } catch {
             // ended meanwhile
           }
