@@ -186,7 +186,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
   // objects are let go: nothing of them has to live through the INSERT. A gateway turn's
   // rows and feed lines were a quarter of what the young generation copied at each
   // scavenge (live-object heap profile), and most of that was promoted and died in old space.
-  const body = new BodyWriter()
+  const body = new BodyWriter(env.store.bodyBlocks)
   const feed = env.store.rollupFedApart ? new BodyWriter() : null
   let rows = 0
   for (const t of live) {
@@ -207,6 +207,9 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
   }
   try {
     await env.store.readings.write(body.takeParts(), rows, undefined, feed?.takeParts())
+    // The INSERT has ended: its blocks serve the next body. Not after a failure, where a
+    // transport may not be done with them (they are left to the GC then).
+    body.release()
   } catch (err) {
     await Promise.all(
       live.map((t) =>

@@ -41,7 +41,8 @@ export interface GroupCommitOptions {
   /**
    * Called after every successful INSERT, before its callers are answered: with the bytes
    * inserted (in pieces) and the companion texts of its writes (each write's rows where it
-   * gave none).
+   * gave none). The pieces are the writers' (their blocks are used again once the write is
+   * answered): read them during the call, never keep them.
    */
   stored?: (rows: readonly Uint8Array[], companions: Buffer) => void
   /** How every INSERT of this writer is made (sql.ts). */

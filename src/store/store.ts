@@ -5,6 +5,7 @@ import type { Coord } from '../coord/coord.js'
 import { withLease, type LeaseWait } from '../coord/exclusive.js'
 import { ChdbSql } from './chdb.js'
 import { withReadingsPartsHeld } from './crash-window.js'
+import { BlockPool } from './body-writer.js'
 import { GroupCommit } from './group-commit.js'
 import { readingsColumns } from './reading-row.js'
 import { migrate } from './migrations.js'
@@ -42,6 +43,8 @@ const MIGRATION_LEASE: LeaseWait = {
 export class Store {
   readonly readings: GroupCommit
   readonly statusReports: GroupCommit
+  /** Blocks for the bodies of `readings` writes, handed back once their INSERT ended. */
+  readonly bodyBlocks = new BlockPool()
   /**
    * Whether a write to `readings` hands the rollup its feed lines as the companion text
    * (rollup-feed.ts; the embedded engine); otherwise the readings rows are all it takes.

@@ -1,7 +1,7 @@
 // The INSERT body writer (src/store/body-writer.ts) and the group commit's joining of rows
 // given as text and as bytes: the bytes are exactly the UTF-8 of the text, whatever the size.
 import t from 'tap'
-import { BodyWriter } from '../../src/store/body-writer.js'
+import { BlockPool, BodyWriter, POOL_BLOCK_BYTES } from '../../src/store/body-writer.js'
 import { joinRows } from '../../src/store/group-commit.js'
 
 t.test('nothing written: an empty body and no buffer kept', async (t) => {
@@ -64,3 +64,60 @@ t.test('a large body comes in blocks, in order, none of them copied into another
   t.equal(Buffer.concat(parts).toString('utf8'), expected)
   t.equal(joinRows([parts, 'x\n']).toString('utf8'), expected + 'x\n', 'joinRows takes pieces too')
 })
+
+t.test(
+  'with a pool: blocks come from it, go back on release, and serve the next body',
+  async (t) => {
+    const pool = new BlockPool(4)
+    const write = (w: BodyWriter, rows: number, tag: string) => {
+      let expected = ''
+      for (let i = 0; i < rows; i++) {
+        const head = `${tag}${i}\tZähler ${'€'.repeat(i % 5)}\t`
+        const raw = Buffer.from(`{"telegram":"${'C3'.repeat(300)}"}`)
+        w.text(head)
+        w.bytes(raw)
+        w.text('\n')
+        expected += head + raw.toString() + '\n'
+      }
+      return expected
+    }
+    const first = new BodyWriter(pool)
+    const expected = write(first, 600, 'a')
+    const parts = first.takeParts()
+    t.ok(parts.length >= 2, `${parts.length} blocks`)
+    t.ok(
+      parts.every((p) => p.buffer.byteLength === POOL_BLOCK_BYTES),
+      "every block is one of the pool's",
+    )
+    t.equal(Buffer.concat(parts).toString('utf8'), expected)
+    t.equal(pool.idle, 0, 'nothing idle while the body is in use')
+    first.release()
+    t.equal(pool.idle, Math.min(4, parts.length), 'released blocks are idle again, at most the cap')
+
+    const second = new BodyWriter(pool)
+    const again = write(second, 100, 'b')
+    const reused = second.takeParts()
+    t.equal(Buffer.concat(reused).toString('utf8'), again, 'the next body reads right')
+    t.ok(
+      parts.some((p) => p.buffer === reused[0]!.buffer),
+      'its first block is one the first body gave back',
+    )
+    t.equal(pool.idle, Math.min(4, parts.length) - 1)
+  },
+)
+
+t.test(
+  'with a pool: a piece larger than a block gets a block of its own, not pooled',
+  async (t) => {
+    const pool = new BlockPool()
+    const w = new BodyWriter(pool)
+    const big = Buffer.alloc(POOL_BLOCK_BYTES + 10, 0x41)
+    w.text('head\t')
+    w.bytes(big)
+    w.text('\n')
+    const parts = w.takeParts()
+    t.equal(Buffer.concat(parts).toString('latin1'), 'head\t' + big.toString('latin1') + '\n')
+    w.release()
+    t.equal(pool.idle, 1, 'only the pooled block went back')
+  },
+)
