@@ -24,6 +24,9 @@ export interface DecoderPoolOptions {
   formats?: FormatBook
 }
 
+/** Result buffers kept for reuse at most (each about a batch's results, ~1–2 MB for 500 plain telegrams). */
+const MAX_SPARES = 8
+
 const KEY_RE = /^[0-9a-fA-F]{32}$/
 const DES_KEY_RE = /^[0-9a-fA-F]{16}$/
 
@@ -76,6 +79,15 @@ export class DecoderPool {
   private readonly pending: number[]
   private readonly book: FormatBook | null
   private next = 0
+  /**
+   * Result buffers done with, sent along with the next batches for their results. Each new
+   * buffer is memory outside the V8 heap, and V8 answers its fast growth with young-generation
+   * collections ("external memory pressure"): a batch of 500 plain telegrams has ~1.2 MB of
+   * results.
+   */
+  private readonly spares: ArrayBuffer[] = []
+  /** Result buffers handed out and not taken back yet: only these are used again. */
+  private readonly issued = new WeakSet<ArrayBuffer>()
 
   constructor(opts: DecoderPoolOptions) {
     const n = Math.max(1, Math.floor(opts.workers) || 1)
@@ -125,8 +137,35 @@ export class DecoderPool {
 
   private async decodeOn(i: number, jobs: TelegramJob[], formats?: TaughtFormat[]) {
     const buf = packTelegrams(jobs)
-    const res = await this.runOn<ArrayBuffer>(i, { kind: 'telegrams', buf, formats }, [buf])
+    const out = this.spares.pop() ?? null
+    const res = await this.runOn<Uint8Array>(
+      i,
+      { kind: 'telegrams', buf, formats, out },
+      out ? [buf, out] : [buf],
+    )
+    this.issued.add(res.buffer as ArrayBuffer)
     return readBatch(res, jobs.length)
+  }
+
+  /**
+   * Takes back the buffers of decoded payloads (the outcomes' `rawTsvBytes`) once nothing
+   * reads them any more: their request is stored and answered. The workers write later
+   * results into them, and every view of a buffer goes empty the moment it is sent, so this
+   * is the caller's promise that none is kept. Only buffers this pool handed out are taken,
+   * each once.
+   */
+  recycle(payloads: Iterable<unknown>): void {
+    for (const p of payloads) {
+      if (!(p instanceof Uint8Array)) continue
+      const b = p.buffer as ArrayBuffer
+      if (!this.issued.delete(b)) continue
+      if (this.spares.length < MAX_SPARES) this.spares.push(b)
+    }
+  }
+
+  /** Result buffers waiting to be used again (tests). */
+  get spareBuffers(): number {
+    return this.spares.length
   }
 
   /**

@@ -27,6 +27,8 @@ export const REASON_BAD_KEY = 255
 export const REASON_INTERNAL = 254
 
 const pad8 = (n: number) => (n + 7) & ~7
+/** A result buffer's size: the next power of two from 64 KB (a batch of 500 plain telegrams: ~1.2 MB). */
+const roomFor = (n: number) => Math.max(1 << 16, 2 ** Math.ceil(Math.log2(n)))
 
 const UNITS = [null, 'kwh', 'm3'] as const
 // The payload's fixed parts (no backslash in them: the same escaped or not).
@@ -127,14 +129,23 @@ export class ResultWriter {
     this.pos = start + pad8(p - start)
   }
 
-  /** Copy of the written bytes with the format events appended, ready for transfer. */
-  take(): ArrayBuffer {
+  /**
+   * The written bytes with the format events appended, copied for transfer: into `into` (a
+   * buffer of an earlier batch the main thread is done with) where they fit, else into a new
+   * buffer with room to spare, so that it fits the batches after it when it comes back.
+   */
+  take(into: ArrayBuffer | null = null): Uint8Array {
     const json = this.formats.length ? JSON.stringify(this.formats) : ''
     this.ensure(8 + json.length)
     this.i32[this.pos >> 2] = json.length // ASCII only: numbers and hex
     this.b.write(json, this.pos + 4, 'latin1')
     this.pos += pad8(4 + json.length)
-    return this.buf.slice(0, this.pos)
+    const out =
+      into && into.byteLength >= this.pos
+        ? new Uint8Array(into, 0, this.pos)
+        : new Uint8Array(new ArrayBuffer(roomFor(this.pos)), 0, this.pos)
+    out.set(this.u8.subarray(0, this.pos))
+    return out
   }
 }
 
@@ -176,18 +187,25 @@ class DecodedTelegram {
   }
 }
 
-export function readResults(buf: ArrayBuffer, count: number): TelegramOutcome[] {
-  return readBatch(buf, count).outcomes
+export function readResults(res: Uint8Array, count: number): TelegramOutcome[] {
+  return readBatch(res, count).outcomes
 }
 
-/** A batch's outcomes in job order and its compact-format events. */
+/**
+ * A batch's outcomes in job order and its compact-format events, from the worker's result
+ * (`ResultWriter.take`: the bytes from the start of their buffer). The ok outcomes' payloads
+ * are views of that buffer.
+ */
 export function readBatch(
-  buf: ArrayBuffer,
+  res: Uint8Array,
   count: number,
 ): { outcomes: TelegramOutcome[]; formats: FormatEvent[] } {
-  const i32 = new Int32Array(buf)
-  const f64 = new Float64Array(buf, 0, buf.byteLength >> 3)
-  const b = Buffer.from(buf)
+  if (res.byteOffset !== 0) throw new Error('a batch result starts its buffer')
+  const buf = res.buffer as ArrayBuffer
+  const length = res.byteLength
+  const i32 = new Int32Array(buf, 0, length >> 2)
+  const f64 = new Float64Array(buf, 0, length >> 3)
+  const b = Buffer.from(buf, 0, length)
   const out: TelegramOutcome[] = new Array(count)
   let pos = 0
   for (let i = 0; i < count; i++) {
@@ -218,7 +236,7 @@ export function readBatch(
     )
     pos = start + pad8(jsonLen)
   }
-  const n = pos + 4 <= buf.byteLength ? i32[pos >> 2]! : 0
+  const n = pos + 4 <= length ? i32[pos >> 2]! : 0
   const formats = n ? (JSON.parse(b.toString('latin1', pos + 4, pos + 4 + n)) as FormatEvent[]) : []
   return { outcomes: out, formats }
 }

@@ -27,16 +27,26 @@ const writer = new ResultWriter()
 export type TaughtFormat = [number, number, number, number, string]
 
 export type WorkerTask =
-  | { kind: 'telegrams'; buf: ArrayBuffer; formats?: TaughtFormat[] }
+  | {
+      kind: 'telegrams'
+      buf: ArrayBuffer
+      formats?: TaughtFormat[]
+      /** A buffer of an earlier result, for this one (wire.ts `ResultWriter.take`). */
+      out?: ArrayBuffer | null
+    }
   | { kind: 'frames'; layout: CompiledLayout; frames: string[] }
   | { kind: 'crash' }
 
 /**
  * Batch buffer in: u32 count | count x (u32 hex length, u8 key state 0 none / 1 key / 2 bad key / 3 DES key (8 bytes),
  * 16 key bytes, u32 scope) | hex ASCII. Formats given with the batch are taken in first.
- * Result out: see wire.ts.
+ * Result out: see wire.ts; written into `out` where it fits.
  */
-export function handleTelegrams(buf: ArrayBuffer, formats: TaughtFormat[] = []): ArrayBuffer {
+export function handleTelegrams(
+  buf: ArrayBuffer,
+  formats: TaughtFormat[] = [],
+  out: ArrayBuffer | null = null,
+): Uint8Array {
   for (const [scope, id, m, sig, hex] of formats) {
     core.fmtScope(scope)
     const n = core.FMT.length
@@ -84,7 +94,7 @@ export function handleTelegrams(buf: ArrayBuffer, formats: TaughtFormat[] = []):
     else if (code === RC.NEED_CRYPTO) writer.simple(RC.UNDECODABLE, E.UNSUPPORTED_SEC)
     else writer.simple(code, code === RC.UNCONFIGURED ? E.ENCRYPTED_NO_KEY : core.CTRL[41]!)
   }
-  return writer.take()
+  return writer.take(out)
 }
 
 /** Reports a format the telegram just decoded taught the table, or one it lacked. */
@@ -98,9 +108,11 @@ function noteFormat(index: number): void {
   writer.format({ ...base, format: Buffer.from(core.FMT.subarray(0, n)).toString('hex') })
 }
 
-export default function handler(task: WorkerTask): ArrayBuffer | string {
+export default function handler(task: WorkerTask): Uint8Array | string {
   if (task.kind === 'telegrams')
-    return Piscina.move(handleTelegrams(task.buf, task.formats)) as unknown as ArrayBuffer
+    return Piscina.move(
+      handleTelegrams(task.buf, task.formats, task.out ?? null),
+    ) as unknown as Uint8Array
   if (task.kind === 'frames')
     return JSON.stringify(task.frames.map((f) => decodeFrameSync(core, task.layout, f)))
   if (task.kind === 'crash') process.exit(70) // test hook: kills this worker thread

@@ -71,10 +71,12 @@ export class IngestPipeline implements Ingest {
       }
     >()
     const owner: number[] = []
+    let hadTelegrams = false
     // Loops, not forEach: a callback per item made a closure per item of every request.
     for (let idx = 0; idx < admitted.length; idx++) {
       const a = admitted[idx]!
       const meter = a.meter
+      if (a.item.telegram) hadTelegrams = true
       if (a.rejection || !meter || a.readings.length === 0) continue
       const statuses =
         a.item.rawFlags !== null
@@ -117,6 +119,9 @@ export class IngestPipeline implements Ingest {
       }
     }
     for (const t of turns) if (t.status === 'rejected') throw t.reason
+    // Every turn has ended, its rows stored: the decoded telegrams' payload bytes are read
+    // no more, and their buffers serve the decoder's next results.
+    if (hadTelegrams) d.decoder?.recycle(admitted.map((a) => a.item.rawPayload))
 
     const results: ItemResult[] = []
     let accepted = 0

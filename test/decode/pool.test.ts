@@ -1,9 +1,14 @@
 // Decoder pool: batches, ordering, frames, worker crash recovery.
 import t from 'tap'
-import { DecoderPool } from '../../src/decode/pool.js'
+import { DecoderPool, type TelegramOutcome } from '../../src/decode/pool.js'
 import { inspectTelegram } from '../../src/decode/inspect.js'
 import { loadWasmCore } from '../../src/decode/core.js'
-import { identifierOf, manufacturer, writeHex } from '../../src/decode/telegram.js'
+import {
+  decodeTelegramSync,
+  identifierOf,
+  manufacturer,
+  writeHex,
+} from '../../src/decode/telegram.js'
 import { RC, S } from '../../src/decode/layout.js'
 import { loadVectors, expectedCanonical, close } from './vectors.js'
 
@@ -179,4 +184,47 @@ t.test('inspection stops before the records but sees what a full begin sees', as
   }
   t.equal(bad, 0, `${frames.length} frames inspected, ${ok} passed the check`)
   t.ok(ok > 5_000)
+})
+
+t.test('result buffers taken back carry later results: payloads byte for byte', async (t) => {
+  const pool = new DecoderPool({ workers: 1 })
+  t.teardown(() => pool.destroy())
+  const core = loadWasmCore()
+  const ok = plain.filter((v) => decodeTelegramSync(core, v.telegram, null).status === 'ok')
+  t.ok(ok.length >= 20, `${ok.length} plain vectors`)
+  const expected = (v: (typeof ok)[number]) => {
+    const o = decodeTelegramSync(core, v.telegram, null)
+    return o.status === 'ok' ? o.rawPayload : null
+  }
+  const bytesOf = (o: TelegramOutcome) => (o.status === 'ok' ? o.rawTsvBytes : null)
+  const check = (outs: TelegramOutcome[], vs: typeof ok, what: string) =>
+    t.same(
+      outs.map((o) => (o.status === 'ok' ? o.rawPayload : null)),
+      vs.map(expected),
+      what,
+    )
+
+  const small = ok.slice(0, 3)
+  const first = await pool.decodeTelegrams(small.map((v) => ({ hex: v.telegram, key: null })))
+  check(first, small, 'first batch')
+  t.equal(pool.spareBuffers, 0)
+  pool.recycle(first.map(bytesOf))
+  t.equal(pool.spareBuffers, 1, 'its buffer is kept, once for all its payloads')
+  pool.recycle(first.map(bytesOf))
+  pool.recycle([new Uint8Array(64), 'text', null])
+  t.equal(pool.spareBuffers, 1, 'a buffer given back twice, or not the pool’s, is not kept')
+
+  const second = await pool.decodeTelegrams(small.map((v) => ({ hex: v.telegram, key: null })))
+  t.equal(pool.spareBuffers, 0, 'the next batch took it')
+  t.equal(bytesOf(first[0]!)!.byteLength, 0, 'the first batch’s views are empty once it went')
+  check(second, small, 'a batch written into a buffer used before')
+
+  // More results than the buffer given along holds: a new one, and still right.
+  pool.recycle(second.map(bytesOf))
+  const many = Array.from({ length: 300 }, (_, i) => ok[i % ok.length]!)
+  const third = await pool.decodeTelegrams(many.map((v) => ({ hex: v.telegram, key: null })))
+  check(third, many, 'a batch larger than the buffer given along')
+  pool.recycle(third.map(bytesOf))
+  const fourth = await pool.decodeTelegrams(small.map((v) => ({ hex: v.telegram, key: null })))
+  check(fourth, small, 'a small batch in a large buffer')
 })

@@ -252,3 +252,52 @@ t.test(
     t.equal(history.queries.neighbourhood - before, 0, 'no neighbourhood look-ups')
   },
 )
+
+t.test(
+  'request after request, the decoder reuses its result buffers and every payload is stored byte for byte',
+  async (t) => {
+    const core = loadWasmCore()
+    const frames = visible
+      .filter((v: any) => !v.key && decodeTelegramSync(core, v.telegram, null).status === 'ok')
+      .slice(0, 40)
+    t.ok(frames.length >= 20, `${frames.length} plain frames`)
+    const decoder = s.app.parts.decoder
+    for (let round = 0; round < 4; round++) {
+      // Three requests overlapping (a buffer taken back too early would be written over by
+      // another's results before its own rows were), a different mix each round; the second
+      // round's results outgrow the first one's buffers.
+      const n = round === 1 ? 30 : 10
+      const items = Array.from({ length: 3 * n }, (_, i) => {
+        const v = frames[(i * 7 + round) % frames.length]
+        return tg(v.telegram, -300 + round, { meter: `reuse-${i}` })
+      })
+      const sent: ReturnType<typeof report>[] = []
+      for (let k = 0; k < 3; k++) {
+        sent.push(report(items.slice(k * n, k * n + n)))
+        await new Promise((r) => setTimeout(r, 5)) // each decoded while the one before is written
+      }
+      const answers = await Promise.all(sent)
+      for (const r of answers) {
+        t.equal(r.status, 201, r.text)
+        t.ok(
+          r.body.results.every((x: any) => x.status === 'created'),
+          `round ${round}: all created`,
+        )
+      }
+      t.ok(decoder.spareBuffers > 0, `round ${round}: result buffers were taken back`)
+      const rows = await s.app.parts.store.sql.query<{ meter: string; raw_payload: string }>(
+        `SELECT m.meter_identifier AS meter, r.raw_payload AS raw_payload
+           FROM readings AS r FINAL INNER JOIN meters AS m FINAL ON m.id = r.meter_id
+          WHERE m.meter_identifier LIKE 'reuse-%' AND r.recorded_at = parseDateTime64BestEffort({at:String}, 3)`,
+        { at: at(-300 + round) },
+      )
+      const stored = new Map(rows.map((x) => [x.meter, x.raw_payload]))
+      let same = 0
+      items.forEach((it, i) => {
+        const o = decodeTelegramSync(core, it.payload.telegram, null)
+        if (o.status === 'ok' && stored.get(`reuse-${i}`) === o.rawPayload) same++
+      })
+      t.equal(same, items.length, `round ${round}: every payload stored as decoded`)
+    }
+  },
+)
