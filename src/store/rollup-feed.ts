@@ -10,8 +10,7 @@
 // never sees a stored reading missing from it. A kill in between is the crash case
 // `markHoursMissedByACrash` already marks at the next start. A ClickHouse server keeps the
 // view on `readings` (its own CPU, and every instance writing to it sees the same rollup).
-import type { Sql } from './sql.js'
-import { joinRows } from './group-commit.js'
+import { bodyParts, bodySize, type InsertBody, type Sql } from './sql.js'
 
 /** The Null table the rollup view reads in the embedded engine (migration 11). */
 export const ROLLUP_FEED = 'readings_rollup_feed'
@@ -24,7 +23,8 @@ const FEED_MAX_BYTES = 32 << 20
 const RETRY_MS = 1_000
 
 export class RollupFeed {
-  private pending: (Buffer | string)[] = []
+  /** Feed lines handed in, in pieces (kept as given: never copied into one body). */
+  private pending: Buffer[] = []
   private bytes = 0
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
@@ -32,13 +32,20 @@ export class RollupFeed {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Rows just stored in `readings` as JSONEachRow: their feed lines (`ROLLUP_FEED`'s columns)
-   * or the rows themselves (other fields are skipped).
+   * Rows just stored in `readings` as JSONEachRow, whole or in pieces (each of whole lines;
+   * kept until written, so not to be used again by the caller): their feed lines
+   * (`ROLLUP_FEED`'s columns) or the rows themselves (other fields are skipped).
    */
-  add(rows: Buffer | string): void {
-    if (rows.length === 0) return
-    this.pending.push(rows)
-    this.bytes += rows.length
+  add(rows: InsertBody): void {
+    const parts = bodyParts(rows)
+    const size = bodySize(parts)
+    if (size === 0) return
+    for (const p of parts)
+      if (p.byteLength)
+        this.pending.push(
+          Buffer.isBuffer(p) ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength),
+        )
+    this.bytes += size
     if (this.bytes >= FEED_MAX_BYTES) this.write().catch(() => this.arm(RETRY_MS))
     else this.arm(FEED_LINGER_MS)
   }
@@ -76,16 +83,17 @@ export class RollupFeed {
       clearTimeout(this.timer)
       this.timer = null
     }
-    const rows = this.pending
+    const parts = this.pending
+    const size = this.bytes
     this.pending = []
     this.bytes = 0
-    const body = joinRows(rows)
+    // The pieces as they are: a body from a file is written from them with one `writev`.
     this.running = this.sql
-      .insert(ROLLUP_FEED, body, { skipUnknownFields: true })
+      .insert(ROLLUP_FEED, parts, { skipUnknownFields: true })
       .catch((err: unknown) => {
         // Not lost: back in front of what arrived meanwhile, for the next try.
-        this.pending.unshift(body)
-        this.bytes += body.length
+        this.pending = parts.concat(this.pending)
+        this.bytes += size
         throw err
       })
       .finally(() => {
