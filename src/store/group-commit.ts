@@ -5,7 +5,7 @@
 // which is what chDB wants (107 k rows/s at 1 k rows per insert, 211 k at 10 k; DESIGN.md).
 // Each caller's promise resolves only after the INSERT that carried its rows succeeded.
 import { insertChannel } from './channel.js'
-import { bodyParts, type InsertBody, type InsertOptions, type Sql } from './sql.js'
+import { bodyParts, joinBody, type InsertBody, type InsertOptions, type Sql } from './sql.js'
 
 /**
  * Rows in the writer's format (sql.ts `InsertOptions`), as text or UTF-8 bytes, whole or in
@@ -16,8 +16,8 @@ export type Rows = InsertBody
 interface Pending {
   chunks: Rows[]
   counts: number[]
-  /** Per chunk, what is handed on to `stored` in its place; null: a copy of the chunk (see `write`). */
-  companions: (Rows | null)[]
+  /** Per chunk, what is handed on to `stored` in its place (see `write`). */
+  companions: Rows[]
   rows: number
   waiters: { resolve: () => void; reject: (e: unknown) => void }[]
   /** When its most urgent row's linger ends (performance.now()). */
@@ -40,12 +40,11 @@ export interface GroupCommitOptions {
   lingerMs?: number
   /**
    * Called after every successful INSERT, before its callers are answered: with the bytes
-   * inserted (in pieces) and the companions of its writes, in pieces (a copy of a write's
-   * rows where it gave none). The rows' pieces are the writers' (their blocks are used again
-   * once the write is answered): read them during the call, never keep them. The companions'
-   * pieces are given away: the callback may keep them.
+   * inserted (in pieces) and the companion texts of its writes (each write's rows where it
+   * gave none). The pieces are the writers' (their blocks are used again once the write is
+   * answered): read them during the call, never keep them.
    */
-  stored?: (rows: readonly Uint8Array[], companions: readonly Uint8Array[]) => void
+  stored?: (rows: readonly Uint8Array[], companions: Buffer) => void
   /** How every INSERT of this writer is made (sql.ts). */
   insert?: InsertOptions
 }
@@ -79,15 +78,9 @@ export class GroupCommit {
    * how long these rows may wait for others: a batch starts when its most urgent row's
    * linger ends, so rows nobody waits for ride along with the next urgent INSERT instead of
    * writing one of their own. `companion` is what `stored` gets for these rows once they are
-   * stored (another table's rows derived from them, say; given away), in place of a copy of
-   * the rows themselves.
+   * stored (another table's rows derived from them, say), in place of the rows themselves.
    */
-  write(
-    text: Rows,
-    rows: number,
-    lingerMs = this.lingerMs,
-    companion: Rows | null = null,
-  ): Promise<void> {
+  write(text: Rows, rows: number, lingerMs = this.lingerMs, companion: Rows = text): Promise<void> {
     if (rows === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const p = (this.pending ??= {
@@ -159,7 +152,7 @@ export class GroupCommit {
         // The writes' pieces as they are: a transport joins them only if it must.
         const parts = batch.chunks.slice(from, i).flatMap(bodyParts)
         await this.sql.insert(this.table, parts, this.insertOptions)
-        if (this.stored) this.stored(parts, companionParts(batch, from, i))
+        if (this.stored) this.stored(parts, joinRows(batch.companions.slice(from, i)))
       }
       const ms = performance.now() - started
       this.stats.inserts++
@@ -182,18 +175,8 @@ export class GroupCommit {
   }
 }
 
-/**
- * The companions of chunks `from` to `to` as pieces, handed on as they are (no copy: the
- * rollup feed kept a copy of every INSERT's feed lines, then a copy of a second's worth of
- * them, ~5 % of the gateway row's main thread in its profile); a write that gave none
- * stands for its own rows, copied, as those are its writer's.
- */
-function companionParts(batch: Pending, from: number, to: number): Uint8Array[] {
-  const out: Uint8Array[] = []
-  for (let k = from; k < to; k++) {
-    const c = batch.companions[k]
-    if (c !== null && c !== undefined) out.push(...bodyParts(c))
-    else out.push(Buffer.concat(bodyParts(batch.chunks[k]!)))
-  }
-  return out
+/** Rows given as text and as bytes, as one buffer (one copy of each). */
+export function joinRows(rows: readonly Rows[]): Buffer {
+  if (rows.every((r) => typeof r === 'string')) return Buffer.from(rows.join(''))
+  return joinBody(rows.flatMap(bodyParts))
 }

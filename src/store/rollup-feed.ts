@@ -10,7 +10,8 @@
 // never sees a stored reading missing from it. A kill in between is the crash case
 // `markHoursMissedByACrash` already marks at the next start. A ClickHouse server keeps the
 // view on `readings` (its own CPU, and every instance writing to it sees the same rollup).
-import { bodyParts, bodySize, type InsertBody, type Sql } from './sql.js'
+import type { Sql } from './sql.js'
+import { joinRows } from './group-commit.js'
 
 /** The Null table the rollup view reads in the embedded engine (migration 11). */
 export const ROLLUP_FEED = 'readings_rollup_feed'
@@ -23,8 +24,7 @@ const FEED_MAX_BYTES = 32 << 20
 const RETRY_MS = 1_000
 
 export class RollupFeed {
-  /** Feed lines handed in, in pieces (kept as given: never copied into one body). */
-  private pending: Buffer[] = []
+  private pending: (Buffer | string)[] = []
   private bytes = 0
   private timer: NodeJS.Timeout | null = null
   private running: Promise<void> | null = null
@@ -32,20 +32,13 @@ export class RollupFeed {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Rows just stored in `readings` as JSONEachRow, whole or in pieces (each of whole lines;
-   * kept until written, so not to be used again by the caller): their feed lines
-   * (`ROLLUP_FEED`'s columns) or the rows themselves (other fields are skipped).
+   * Rows just stored in `readings` as JSONEachRow: their feed lines (`ROLLUP_FEED`'s columns)
+   * or the rows themselves (other fields are skipped).
    */
-  add(rows: InsertBody): void {
-    const parts = bodyParts(rows)
-    const size = bodySize(parts)
-    if (size === 0) return
-    for (const p of parts)
-      if (p.byteLength)
-        this.pending.push(
-          Buffer.isBuffer(p) ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength),
-        )
-    this.bytes += size
+  add(rows: Buffer | string): void {
+    if (rows.length === 0) return
+    this.pending.push(rows)
+    this.bytes += rows.length
     if (this.bytes >= FEED_MAX_BYTES) this.write().catch(() => this.arm(RETRY_MS))
     else this.arm(FEED_LINGER_MS)
   }
@@ -83,17 +76,16 @@ export class RollupFeed {
       clearTimeout(this.timer)
       this.timer = null
     }
-    const parts = this.pending
-    const size = this.bytes
+    const rows = this.pending
     this.pending = []
     this.bytes = 0
-    // The pieces as they are: a body from a file is written from them with one `writev`.
+    const body = joinRows(rows)
     this.running = this.sql
-      .insert(ROLLUP_FEED, parts, { skipUnknownFields: true })
+      .insert(ROLLUP_FEED, body, { skipUnknownFields: true })
       .catch((err: unknown) => {
         // Not lost: back in front of what arrived meanwhile, for the next try.
-        this.pending = parts.concat(this.pending)
-        this.bytes += size
+        this.pending.unshift(body)
+        this.bytes += body.length
         throw err
       })
       .finally(() => {

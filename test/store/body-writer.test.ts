@@ -1,7 +1,8 @@
-// The INSERT body writer (src/store/body-writer.ts): the bytes are exactly the UTF-8 of the
-// text, whatever the size.
+// The INSERT body writer (src/store/body-writer.ts) and the group commit's joining of rows
+// given as text and as bytes: the bytes are exactly the UTF-8 of the text, whatever the size.
 import t from 'tap'
 import { BlockPool, BodyWriter, POOL_BLOCK_BYTES } from '../../src/store/body-writer.js'
+import { joinRows } from '../../src/store/group-commit.js'
 
 t.test('nothing written: an empty body and no buffer kept', async (t) => {
   t.equal(new BodyWriter().take().length, 0)
@@ -19,6 +20,14 @@ t.test('many rows, multi-byte characters, past every growth step', async (t) => 
   t.ok(body.length > 1 << 20, 'grew past a megabyte')
   t.equal(body.toString('utf8'), expected)
   t.equal(body.length, Buffer.byteLength(expected))
+})
+
+t.test('joinRows: text, bytes and a mix give the same bytes', async (t) => {
+  const a = '{"a":"ä"}\n'
+  const b = '{"b":2}\n'
+  t.equal(joinRows([a, b]).toString(), a + b)
+  t.equal(joinRows([Buffer.from(a)]).toString(), a)
+  t.equal(joinRows([Buffer.from(a), b]).toString(), a + b)
 })
 
 t.test('bytes between texts: written where they were given, text around them kept', async (t) => {
@@ -53,6 +62,7 @@ t.test('a large body comes in blocks, in order, none of them copied into another
     'no block past a megabyte',
   )
   t.equal(Buffer.concat(parts).toString('utf8'), expected)
+  t.equal(joinRows([parts, 'x\n']).toString('utf8'), expected + 'x\n', 'joinRows takes pieces too')
 })
 
 t.test(

@@ -48,20 +48,17 @@ function rows(meter: number, n: number, from = 0): string {
 
 /**
  * Readings rows given as JSON lines (`rows`, `withStatus`) through the readings writer as the
- * actor hands them in: TabSeparated rows, and the same lines for the rollup feed (as text, or
- * with `pieces` in a body writer's blocks, as the actors give them).
+ * actor hands them in: TabSeparated rows, and the same lines for the rollup feed.
  */
-async function write(lines: string, n: number, pieces = false): Promise<void> {
+async function write(lines: string, n: number): Promise<void> {
   const body = new BodyWriter()
-  const feed = new BodyWriter()
   for (const line of lines.split('\n')) {
     if (!line) continue
     const r = JSON.parse(line)
     const row = rowOutOf({ ...r, raw_payload: JSON.stringify(r.raw_payload) })
     writeReadingRow(body, rowHeads(r.workspace_id, r.meter_id), row, true)
-    if (pieces) feed.text(line + '\n')
   }
-  await store.readings.write(body.take(), n, undefined, pieces ? feed.takeParts() : lines)
+  await store.readings.write(body.take(), n, undefined, lines)
 }
 
 async function rollupRows(meter: number): Promise<number> {
@@ -110,18 +107,6 @@ t.test('rows are written on their own after the linger', async (t) => {
     await new Promise((r) => setTimeout(r, 100))
   t.equal(await rollupRows(2), 2)
 })
-
-t.test(
-  'feed lines in pieces from many writes reach the rollup once each, through a file',
-  async (t) => {
-    // Each write's feed lines in a body writer's blocks, kept by the feed as they are until
-    // its INSERT (over 256 KB in all: read from a file).
-    const writes = Array.from({ length: 6 }, (_, k) => write(rows(20 + k, 700), 700, true))
-    await Promise.all(writes)
-    await rollupCurrent(store.sql)
-    for (let k = 0; k < 6; k++) t.equal(await rollupRows(20 + k), 700, `meter ${20 + k}`)
-  },
-)
 
 t.test('a failed rollup write keeps its rows for the next one', async (t) => {
   const sql = store.sql
