@@ -523,6 +523,8 @@ export class MeterActor {
 
 function sameSet(a: string[], b: string[]): boolean {
   if (a.length !== b.length) return false
+  // Most reports of most meters: all clear, again (no Set made for them).
+  if (a.length === 0) return true
   const s = new Set(a)
   return b.every((x) => s.has(x))
 }

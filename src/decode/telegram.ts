@@ -46,13 +46,16 @@ function hex2(n: number): string {
   return HEX2[n] ?? (n < 16 ? '0' : '') + n.toString(16).toUpperCase()
 }
 
+/** Two lower-case hex digits per byte value (an identifier is printed for every telegram, twice). */
+const HEX2_LOWER: string[] = HEX2.map((h) => h.toLowerCase())
+
 export function printedId(id: number): string {
-  let s = ''
-  for (let i = 3; i >= 0; i--) {
-    const b = (id >>> (8 * i)) & 0xff
-    s += (b < 16 ? '0' : '') + b.toString(16)
-  }
-  return s
+  return (
+    HEX2_LOWER[id >>> 24]! +
+    HEX2_LOWER[(id >>> 16) & 0xff]! +
+    HEX2_LOWER[(id >>> 8) & 0xff]! +
+    HEX2_LOWER[id & 0xff]!
+  )
 }
 
 export function manufacturer(m: number): string {

@@ -133,7 +133,11 @@ export function writeReadingRow(
  */
 export function readingFeedLine(heads: RowHeads, r: RowOut): string {
   const status = r.status
-    ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${JSON.stringify(r.status.rawFlags)},"status_codes":${JSON.stringify(r.status.statuses)}`
+    ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${jsonStrings(r.status.rawFlags)},"status_codes":${jsonStrings(r.status.statuses)}`
     : ''
   return `${heads.feed}${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
 }
+
+/** JSON of a list of strings; most status reports have none (every telegram carries one). */
+const jsonStrings = (items: readonly string[]): string =>
+  items.length === 0 ? '[]' : JSON.stringify(items)
