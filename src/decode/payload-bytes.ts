@@ -197,8 +197,10 @@ function matches(core: DecoderCore, of: Float64Array): boolean {
   if (of[j++] !== (CTRL[S.ST]! >= 0 ? 1 : 0)) return false
   for (let i = 0; i < n; i++) {
     const o = i * REC_W
-    for (let k = 0; k < REC_FIELDS.length; k++) if (of[j++] !== REC[o + REC_FIELDS[k]!]) return false
-    for (let k = REC[o + R.HDR_OFF]!; k < REC[o + R.DATA_OFF]!; k++) if (of[j++] !== F[k]) return false
+    for (let k = 0; k < REC_FIELDS.length; k++)
+      if (of[j++] !== REC[o + REC_FIELDS[k]!]) return false
+    for (let k = REC[o + R.HDR_OFF]!; k < REC[o + R.DATA_OFF]!; k++)
+      if (of[j++] !== F[k]) return false
     const textOff = REC[o + R.TEXT_OFF]!
     if (textOff >= 0)
       for (let k = textOff; k <= textOff + F[textOff]!; k++) if (of[j++] !== F[k]) return false
