@@ -5,8 +5,12 @@
 // (2 MB of TabSeparated strings into a Null table: 11 ms plain, 23 ms with a `{` in every
 // five characters). Read from a file (`INSERT … FROM INFILE`) the parser alone pays: 1,000
 // telegram readings rows (2.5 MB of JSONEachRow) into a Null table took 9–10 ms against
-// 15–17 inline (scratch, three rounds of 20). Below ~200 KB the file's fixed cost (~1.7 ms)
-// is more than it saves.
+// 15–17 inline (scratch, three rounds of 20). The crossing is near 50 KB: gateway readings
+// rows into `readings` (merges stopped, data directory under `chattr +T`, two alternating
+// rounds of 30), CPU per INSERT inline against through a file: 150 rows (30 KB) 2.34/2.40
+// against 2.45/2.38 ms, 300 rows (63 KB) 2.58/2.64 against 2.53/2.46, 500 rows (107 KB)
+// 2.95/3.02 against 2.63/2.53, 1,000 rows (214 KB) 3.96/3.82 against 2.90/2.81. (An earlier
+// series put it at ~200 KB on a disk where every new file was dear, docs/benchmarks.md.)
 //
 // A file is written in place (pwrite over the last body, then truncated to length): 2.5 MB
 // took 0.15–0.2 ms so, against ~3 ms as a new file (writeFileSync), and the main thread
@@ -16,7 +20,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 
 /** Bodies from this size go through a file. */
-export const FILE_BODY_MIN_BYTES = 256 << 10
+export const FILE_BODY_MIN_BYTES = 64 << 10
 
 interface Slot {
   fd: number

@@ -2,6 +2,7 @@
 // in chdb.test.ts, a ClickHouse server in server.test.ts), so both speak one dialect and
 // behave the same where the rest of the code relies on it.
 import type { Test } from 'tap'
+import { FILE_BODY_MIN_BYTES } from '../../src/store/body-files.js'
 import { BodyWriter } from '../../src/store/body-writer.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import {
@@ -366,7 +367,7 @@ export function storeConformance(t: Test, sql: Sql): void {
       for (let i = 0; i < n; i++)
         writeReadingRow(body, rowHeads(77, 1 + i), i % 2 ? plain : odd, carried)
       const bytes = body.take()
-      t.ok(bytes.length > 256 << 10, `${bytes.length} bytes`)
+      t.ok(bytes.length > FILE_BODY_MIN_BYTES, `${bytes.length} bytes`)
       await sql.insert('readings', bytes, {
         collapseInMerges: true,
         columns: readingsColumns(carried),
