@@ -19,6 +19,7 @@ import {
   rowHeads,
   rowOutOf,
   writeReadingRow,
+  type ItemParts,
   type RowHeads,
   type RowOut,
   type StoredReadingRow,
@@ -41,9 +42,10 @@ export interface ActorReading {
   unit: string | null
   /**
    * The raw payload as a TabSeparated field (its JSON text, escaped: `tsvText`); a decoded
-   * telegram's as the decoder worker's UTF-8 bytes.
+   * telegram's as the decoder worker's UTF-8 bytes; a generic item's as its parts
+   * (store/reading-row.ts `ItemParts`).
    */
-  rawPayload: string | Uint8Array
+  rawPayload: string | Uint8Array | ItemParts
   /** Device status carried by this reading, if any. */
   status: { rawFlags: string[]; statuses: string[] } | null
   /**

@@ -11,6 +11,7 @@ import {
 } from '../decode/index.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { Meter, MeterRepo } from '../store/meters.js'
+import { isPlainGenericItem, type ItemParts } from '../store/reading-row.js'
 import { tsvText } from '../store/sql.js'
 import type { Profile, ProfileRepo } from '../store/profiles.js'
 import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload } from './schema.js'
@@ -59,7 +60,7 @@ export interface PreparedItem {
    * the readings INSERT carries (store/sql.ts `tsvText`); a decoded telegram's as the decoder
    * worker's UTF-8 bytes when it came from the pool (decode/wire.ts).
    */
-  rawPayload: string | Uint8Array
+  rawPayload: string | Uint8Array | ItemParts
   /** Telegram awaiting decoding with the meter's key (if any). */
   telegram?: { hex: string; encrypted: boolean }
   /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
@@ -294,7 +295,7 @@ function preparedItem(
   profile: Profile,
 ): PreparedItem {
   const { item, hasPayload } = c
-  return {
+  const p: PreparedItem = {
     index,
     identifier,
     recordedAt: c.recordedAt,
@@ -306,10 +307,11 @@ function preparedItem(
     statuses: null,
     // Telegrams get theirs from the decoder (telegram + decoded records); a rejected
     // telegram stores nothing, so its payload is never serialised here.
-    rawPayload:
-      hasPayload && profile.key === 'wmbus_oms'
+    rawPayload: hasPayload
+      ? profile.key === 'wmbus_oms'
         ? ''
-        : tsvText(JSON.stringify(hasPayload ? item.payload : item)),
+        : tsvText(JSON.stringify(item.payload))
+      : '',
     kind: 'saldo',
     readings: [],
     pulse: undefined,
@@ -317,6 +319,10 @@ function preparedItem(
     telegram: undefined,
     frame: undefined,
   }
+  // A generic item of the usual shape is written from its parts with its row (its own
+  // identifier and recorded_at here, its kind, value and unit there).
+  if (!hasPayload) p.rawPayload = isPlainGenericItem(item) ? p : tsvText(JSON.stringify(item))
+  return p
 }
 
 /** The reader of the item's profile kind fills in its readings (or what decodes them). */

@@ -281,6 +281,40 @@ t.test('raw payload is kept on the stored reading', async (t) => {
   t.same(JSON.parse(row.raw_payload), item)
 })
 
+t.test('raw payload of a generic item is its JSON text exactly, whatever its shape', async (t) => {
+  const { token, workspaceId } = await s.tenant()
+  // The usual shape is written from its parts (store/reading-row.ts ItemParts); the others
+  // are serialised at validation. Either way the stored text is JSON.stringify's.
+  const items: Record<string, unknown>[] = [
+    { meter: 'plain', kind: 'saldo', value: 9, unit: 'kwh', recorded_at: at(0) },
+    { meter: 'plain', kind: 'saldo', value: 0.1 + 0.2, unit: 'kwh', recorded_at: at(1) },
+    { meter: 'plain', kind: 'saldo', value: 1e21, unit: 'kwh', recorded_at: at(2) },
+    { meter: 'plain', kind: 'saldo', value: 5e-7, unit: 'kwh', recorded_at: at(3) },
+    { meter: 'plain', kind: 'consumption', value: -0, unit: 'wh', recorded_at: at(4) },
+    { kind: 'saldo', meter: 'order', value: 1, unit: 'm3', recorded_at: at(5) },
+    { meter: 'prof', profile: 'generic', kind: 'saldo', value: 2, unit: 'l', recorded_at: at(6) },
+    { meter: 'q"uote\\back', kind: 'saldo', value: 3, unit: 'kwh', recorded_at: at(7) },
+    { meter: 'tab\tnl\n', kind: 'saldo', value: 4, unit: 'kwh', recorded_at: at(8) },
+    { meter: 'zähler-☃-😀', kind: 'saldo', value: 5, unit: 'kwh', recorded_at: at(9) },
+    {
+      meter: 'offset',
+      kind: 'saldo',
+      value: 6,
+      unit: 'kwh',
+      recorded_at: '2026-01-01T02:00:00+02:00',
+    },
+  ]
+  const res = await report(token, items)
+  t.equal(res.status, 201, res.text)
+  const stored = await s.app.parts.store.sql.query<{ identifier: string; raw_payload: string }>(
+    `SELECT m.meter_identifier AS identifier, r.raw_payload AS raw_payload
+     FROM readings AS r FINAL INNER JOIN meters AS m FINAL ON m.id = r.meter_id
+     WHERE r.workspace_id = ${workspaceId} AND m.workspace_id = ${workspaceId}`,
+  )
+  const want = items.map((it) => JSON.stringify(it)).sort()
+  t.same(stored.map((r) => r.raw_payload).sort(), want, 'byte for byte')
+})
+
 t.test(
   'workspace object profile: status mapped through status_map, unknown flag → error',
   async (t) => {
