@@ -65,7 +65,8 @@ export function handleTelegrams(
   for (let i = 0; i < count; i++) {
     const len = dv.getUint32(hp, true)
     const ks = bytes[hp + 4]!
-    key.set(bytes.subarray(hp + 5, hp + 21))
+    // Most telegrams are plain: no key to copy (a subarray and a copy per telegram).
+    if (ks === 1 || ks === 3) key.set(bytes.subarray(hp + 5, hp + 21))
     core.fmtScope(dv.getUint32(hp + 21, true) | 0)
     hp += JOB_HEAD
     if (ks === 2) {
