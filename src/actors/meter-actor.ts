@@ -19,7 +19,7 @@ import {
   rowHeads,
   rowOutOf,
   writeReadingRow,
-  type ItemParts,
+  type RawPayload,
   type RowHeads,
   type RowOut,
   type StoredReadingRow,
@@ -40,12 +40,8 @@ export interface ActorReading {
   recordedAt: number
   value: number
   unit: string | null
-  /**
-   * The raw payload as a TabSeparated field (its JSON text, escaped: `tsvText`); a decoded
-   * telegram's as the decoder worker's UTF-8 bytes; a generic item's as its parts
-   * (store/reading-row.ts `ItemParts`).
-   */
-  rawPayload: string | Uint8Array | ItemParts
+  /** The raw payload (store/reading-row.ts `RawPayload`). */
+  rawPayload: RawPayload
   /** Device status carried by this reading, if any. */
   status: { rawFlags: string[]; statuses: string[] } | null
   /**

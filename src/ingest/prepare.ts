@@ -11,7 +11,7 @@ import {
 } from '../decode/index.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { Meter, MeterRepo } from '../store/meters.js'
-import { isPlainGenericItem, type ItemParts } from '../store/reading-row.js'
+import { isPlainGenericItem, type RawPayload } from '../store/reading-row.js'
 import { tsvText } from '../store/sql.js'
 import type { Profile, ProfileRepo } from '../store/profiles.js'
 import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload } from './schema.js'
@@ -55,12 +55,8 @@ export interface PreparedItem {
   statuses: string[] | null
   /** A per-item outcome decided before admission (telegram outcomes). */
   rejection?: { status: ItemStatus; reason?: string }
-  /**
-   * What the device sent, kept on the stored reading: its JSON text as the TabSeparated field
-   * the readings INSERT carries (store/sql.ts `tsvText`); a decoded telegram's as the decoder
-   * worker's UTF-8 bytes when it came from the pool (decode/wire.ts).
-   */
-  rawPayload: string | Uint8Array | ItemParts
+  /** What the device sent, kept on the stored reading (store/reading-row.ts `RawPayload`). */
+  rawPayload: RawPayload
   /** Telegram awaiting decoding with the meter's key (if any). */
   telegram?: { hex: string; encrypted: boolean }
   /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
@@ -305,13 +301,7 @@ function preparedItem(
     meter,
     rawFlags: null,
     statuses: null,
-    // Telegrams get theirs from the decoder (telegram + decoded records); a rejected
-    // telegram stores nothing, so its payload is never serialised here.
-    rawPayload: hasPayload
-      ? profile.key === 'wmbus_oms'
-        ? ''
-        : tsvText(JSON.stringify(item.payload))
-      : '',
+    rawPayload: '',
     kind: 'saldo',
     readings: [],
     pulse: undefined,
@@ -320,8 +310,11 @@ function preparedItem(
     frame: undefined,
   }
   // A generic item of the usual shape is written from its parts with its row (its own
-  // identifier and recorded_at here, its kind, value and unit there).
+  // identifier and recorded_at here, its kind, value and unit there). Telegrams get theirs
+  // from the decoder (telegram + decoded records); a rejected telegram stores nothing, so its
+  // payload is never serialised here.
   if (!hasPayload) p.rawPayload = isPlainGenericItem(item) ? p : tsvText(JSON.stringify(item))
+  else if (profile.key !== 'wmbus_oms') p.rawPayload = tsvText(JSON.stringify(item.payload))
   return p
 }
 

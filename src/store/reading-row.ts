@@ -32,12 +32,7 @@ export interface RowOut {
   canonicalValue: number | null
   canonicalUnit: string | null
   flags: string[]
-  /**
-   * The raw payload as a TabSeparated field: its stored text (JSON) with backslash, tab and
-   * newline escaped (`tsvText`), as text or as its UTF-8 bytes (a telegram's, as the decoder
-   * worker wrote them); or, for a generic item of the usual shape, its parts (`ItemParts`).
-   */
-  rawTsv: string | Uint8Array | ItemParts
+  rawTsv: RawPayload
   ingestedAt: string
   version: number
   /** The status report the row carries (embedded engine only, status.ts), else null. */
@@ -116,6 +111,14 @@ export interface ItemParts {
   /** The item's `recorded_at`. */
   readonly recordedAtText: string
 }
+
+/**
+ * A reading's raw payload on its way to its row, from validation through the meter's turn:
+ * its stored text (JSON) as a TabSeparated field, backslash, tab and newline escaped
+ * (`tsvText`); a decoded telegram's as the decoder worker's UTF-8 bytes of that field
+ * (decode/wire.ts); a generic item of the usual shape as its parts (`ItemParts`).
+ */
+export type RawPayload = string | Uint8Array | ItemParts
 
 const GENERIC_KEYS = ['meter', 'kind', 'value', 'unit', 'recorded_at'] as const
 
