@@ -2,7 +2,7 @@
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
 import { rollupFeedStatements, rollupStatements } from './rollup.js'
-import { rollupFedApart } from './rollup-feed.js'
+import { ROLLUP_FEED, rollupFedApart } from './rollup-feed.js'
 import { statusFeedStatements } from './status.js'
 import { chTime, type SchemaOptions, type Sql } from './sql.js'
 
@@ -335,6 +335,19 @@ export const migrations: Migration[] = [
     // every hour's bitmap of reading times: with the default selector that was about half
     // of the feed's CPU per reading. Reads aggregate across parts anyway (GROUP BY).
     statements: (o) => modifySetting(o, 'readings_hourly', 'merge_selector_base = 10'),
+  },
+  {
+    version: 17,
+    name: 'status reports: status codes as plain strings (docs/benchmarks.md)',
+    // As migration 15 for readings. Every telegram carries a status report: its codes went
+    // through a LowCardinality column twice (the feed's, status_reports'), a dictionary
+    // built per block and rebuilt by every merge, for a list that is nearly always empty.
+    statements: (o) => [
+      ...modifyColumns(o, 'status_reports', ['statuses Array(String)']),
+      ...(o.rollupFeed
+        ? [`ALTER TABLE ${ROLLUP_FEED} MODIFY COLUMN status_codes Array(String)`]
+        : []),
+    ],
   },
 ]
 

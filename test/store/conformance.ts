@@ -12,7 +12,7 @@ import {
   type RowOut,
   type StoredReadingRow,
 } from '../../src/store/reading-row.js'
-import { rollupFedApart } from '../../src/store/rollup-feed.js'
+import { ROLLUP_FEED, rollupFedApart } from '../../src/store/rollup-feed.js'
 import { migrate, migrations } from '../../src/store/migrations.js'
 import {
   bodyParts,
@@ -485,10 +485,32 @@ export function upgradeConformance(t: Test, sql: Sql): void {
            AND table = 'readings' AND name IN ('unit', 'canonical_unit', 'quality_flags', 'status_codes')
          ORDER BY name`,
       )
+    // Migration 17: the status codes of status_reports, and of the feed that writes them.
+    const statusTypes = () =>
+      sql.query<{ col: string; type: string }>(
+        `SELECT table || '.' || name AS col, type FROM system.columns
+         WHERE database = currentDatabase()
+           AND (table, name) IN (('status_reports', 'statuses'), ('${ROLLUP_FEED}', 'status_codes'))
+         ORDER BY col`,
+      )
     t.ok(
       (await types()).every((c) => c.type.includes('LowCardinality')),
       'the old schema has LowCardinality columns',
     )
+    const statusBefore = await statusTypes()
+    t.ok(
+      statusBefore.length && statusBefore.every((c) => c.type.includes('LowCardinality')),
+      'the old schema has LowCardinality status codes',
+    )
+    const reports = Array.from({ length: 50 }, (_, i) => ({
+      workspace_id: 88,
+      meter_id: 1 + i,
+      reported_at: chTime(Date.UTC(2026, 2, 1) + i * 60_000),
+      raw_flags: i % 2 ? ['0x10'] : [],
+      statuses: [[], ['leak'], ['leak', 'low_battery'], ["o'dd", 'ü€']][i % 4]!,
+      version: i + 1,
+    }))
+    await sql.insert('status_reports', reports.map((r) => JSON.stringify(r) + '\n').join(''))
     const rows: RowOut[] = Array.from({ length: 300 }, (_, i) => ({
       kind: i % 2 ? 'saldo' : 'consumption',
       recordedAt: chTime(Date.UTC(2026, 2, 1) + i * 60_000),
@@ -536,5 +558,24 @@ export function upgradeConformance(t: Test, sql: Sql): void {
       r.status ? r.status.statuses : null,
     ])
     t.same(seen, want, 'units, flags and status codes as written')
+
+    t.ok(applied.includes(17), 'migration 17 applied')
+    const statusAfter = await statusTypes()
+    t.same(
+      statusAfter.map((c) => c.col),
+      [...(carried ? [`${ROLLUP_FEED}.status_codes`] : []), 'status_reports.statuses'],
+    )
+    t.notOk(
+      statusAfter.some((c) => c.type.includes('LowCardinality')),
+      JSON.stringify(statusAfter),
+    )
+    const reportsBack = await sql.query<{ raw_flags: string[]; statuses: string[] }>(
+      'SELECT raw_flags, statuses FROM status_reports WHERE workspace_id = 88 ORDER BY meter_id',
+    )
+    t.same(
+      reportsBack,
+      reports.map((r) => ({ raw_flags: r.raw_flags, statuses: r.statuses })),
+      'status reports as written',
+    )
   })
 }
