@@ -1,7 +1,7 @@
 // Versioned schema migrations, applied in order at start. A migration is a list of
 // statements; `engine()` lets the same DDL build single-node tables or, with
 // CLICKHOUSE_CLUSTER set, Replicated tables plus a Distributed table of the same name.
-import { rollupFeedStatements, rollupStatements } from './rollup.js'
+import { rollupFeedStatements, rollupRebuildStatements, rollupStatements } from './rollup.js'
 import { ROLLUP_FEED, rollupFedApart } from './rollup-feed.js'
 import { statusFeedStatements } from './status.js'
 import { chTime, type SchemaOptions, type Sql } from './sql.js'
@@ -347,6 +347,15 @@ export const migrations: Migration[] = [
       ...(o.rollupFeed
         ? [`ALTER TABLE ${ROLLUP_FEED} MODIFY COLUMN status_codes Array(String)`]
         : []),
+    ],
+  },
+  {
+    version: 18,
+    name: 'hourly rollup rebuilt with compact reading identities (docs/query.md)',
+    statements: (o) => [
+      ...rollupRebuildStatements(o),
+      // The table is new: migration 16's setting again.
+      ...modifySetting(o, 'readings_hourly', 'merge_selector_base = 10'),
     ],
   },
 ]

@@ -6,12 +6,14 @@ import { FILE_BODY_MIN_BYTES } from '../../src/store/body-files.js'
 import { BodyWriter } from '../../src/store/body-writer.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import {
+  readingFeedLine,
   readingsColumns,
   rowHeads,
   writeReadingRow,
   type RowOut,
   type StoredReadingRow,
 } from '../../src/store/reading-row.js'
+import { ROLLUP_TABLE } from '../../src/store/rollup.js'
 import { ROLLUP_FEED, rollupFedApart } from '../../src/store/rollup-feed.js'
 import { migrate, migrations } from '../../src/store/migrations.js'
 import {
@@ -472,7 +474,7 @@ function normal(v: unknown): unknown {
  * types, and every row reads back as written. `sql` is an empty database of its own.
  */
 export function upgradeConformance(t: Test, sql: Sql): void {
-  t.test('readings stored before migration 15 read back the same after it', async (t) => {
+  t.test('stored data reads back the same after migrations 15, 17 and 18', async (t) => {
     const carried = rollupFedApart(sql)
     await migrate(
       sql,
@@ -513,7 +515,8 @@ export function upgradeConformance(t: Test, sql: Sql): void {
     await sql.insert('status_reports', reports.map((r) => JSON.stringify(r) + '\n').join(''))
     const rows: RowOut[] = Array.from({ length: 300 }, (_, i) => ({
       kind: i % 2 ? 'saldo' : 'consumption',
-      recordedAt: chTime(Date.UTC(2026, 2, 1) + i * 60_000),
+      // One off the whole second: its rollup identity moves by milliseconds (migration 18).
+      recordedAt: chTime(Date.UTC(2026, 2, 1) + i * 60_000 + (i === 7 ? 250 : 0)),
       value: i,
       unit: [null, 'kwh', 'm3', "it's\tab\t"][i % 4]!,
       canonicalValue: i % 4 ? i : null,
@@ -531,6 +534,18 @@ export function upgradeConformance(t: Test, sql: Sql): void {
       collapseInMerges: true,
       columns: readingsColumns(carried),
     })
+
+    // The rollup of those readings as it was before migration 18: identities as millisecond
+    // offsets within the hour (a server's view wrote the new form: replaced).
+    await sql.exec(`DELETE FROM ${ROLLUP_TABLE} WHERE workspace_id = 88`)
+    await sql.exec(
+      `INSERT INTO ${ROLLUP_TABLE} SELECT workspace_id, meter_id, kind,
+         toStartOfHour(recorded_at) AS bucket, toUInt64(count()),
+         groupBitmapState(toUInt32(toUnixTimestamp64Milli(recorded_at) - toUnixTimestamp(bucket) * 1000)),
+         toUInt64(count(canonical_value)), sum(ifNull(canonical_value, 0)), min(canonical_value),
+         max(canonical_value)
+       FROM readings WHERE workspace_id = 88 GROUP BY workspace_id, meter_id, kind, bucket`,
+    )
 
     const applied = await migrate(sql)
     t.ok(applied.includes(15) && !applied.includes(14), `migrate applied ${applied.join(', ')}`)
@@ -577,5 +592,39 @@ export function upgradeConformance(t: Test, sql: Sql): void {
       reports.map((r) => ({ raw_flags: r.raw_flags, statuses: r.statuses })),
       'status reports as written',
     )
+
+    // Migration 18: the rollup is made again from the stored readings, each identity
+    // millisecond × 3600 + second of its hour, and no hour holds one of the old kind.
+    t.ok(applied.includes(18), 'migration 18 applied')
+    const hourly = () =>
+      sql.query<{ meter_id: number | string; rows: number | string; ids: number[] }>(
+        `SELECT meter_id, sum(rows) AS rows, bitmapToArray(groupBitmapMergeState(ids)) AS ids
+         FROM ${ROLLUP_TABLE} WHERE workspace_id = 88 GROUP BY meter_id ORDER BY meter_id`,
+      )
+    const want18 = rows.map((_, i) => ({
+      meter_id: String(1 + i),
+      rows: '1',
+      ids: [(i === 7 ? 250 * 3600 : 0) + (i % 60) * 60],
+    }))
+    const norm = (h: Awaited<ReturnType<typeof hourly>>) =>
+      h.map((r) => ({ meter_id: String(r.meter_id), rows: String(r.rows), ids: r.ids.map(Number) }))
+    t.same(
+      norm(await hourly()),
+      want18,
+      'every stored reading in the rollup, identities as the new form',
+    )
+    // A replay of a stored reading now makes its hour dirty: the same identity, two rows.
+    const replay = rows[7]!
+    if (carried) {
+      const feed = new BodyWriter()
+      feed.text(readingFeedLine(rowHeads(88, 8), replay))
+      await sql.insert(ROLLUP_FEED, feed.take(), { skipUnknownFields: true })
+    } else {
+      const again = new BodyWriter()
+      writeReadingRow(again, rowHeads(88, 8), replay, carried)
+      await sql.insert('readings', again.take(), { columns: readingsColumns(carried) })
+    }
+    const [h8] = norm(await hourly()).filter((h) => h.meter_id === '8')
+    t.same(h8, { meter_id: '8', rows: '2', ids: [250 * 3600 + 7 * 60] }, 'a replay: dirty hour')
   })
 }
