@@ -50,13 +50,17 @@ const SELECT = `SELECT workspace_id, meter_id, kind, toStartOfHour(recorded_at) 
  * which makes their hours dirty, never wrong.
  */
 export function rollupStatements(o: SchemaOptions): string[] {
+  return [...dropStatements(o, `${ROLLUP_TABLE}_mv`), ...createStatements(o)]
+}
+
+/** Drops `view`, the rollup table and, on a cluster, its local tables; `tail` ends each. */
+function dropStatements(o: SchemaOptions, view: string, tail = ''): string[] {
   const c0 = o.cluster ? ` ON CLUSTER '${o.cluster}'` : ''
-  const drop = [
-    `DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv${c0}`,
-    `DROP TABLE IF EXISTS ${ROLLUP_TABLE}${c0}`,
-    ...(o.cluster ? [`DROP TABLE IF EXISTS ${ROLLUP_TABLE}_local${c0}`] : []),
+  return [
+    `DROP VIEW IF EXISTS ${view}${c0}${tail}`,
+    `DROP TABLE IF EXISTS ${ROLLUP_TABLE}${c0}${tail}`,
+    ...(o.cluster ? [`DROP TABLE IF EXISTS ${ROLLUP_TABLE}_local${c0}${tail}`] : []),
   ]
-  return [...drop, ...createStatements(o)]
 }
 
 /** The view that rolls up every INSERT into `readings` (single node), and its removal. */
@@ -93,16 +97,13 @@ function createStatements(o: SchemaOptions, view = READINGS_VIEW): string[] {
  * are dropped and made again, then filled from `readings` as migration 5 did.
  */
 export function rollupRebuildStatements(o: SchemaOptions): string[] {
-  // SYNC: a replicated table's path in Keeper is free again only once the drop is done.
-  const c0 = o.cluster ? ` ON CLUSTER '${o.cluster}'` : ''
+  // The embedded engine's view reads the feed, not `readings` (migration 11). SYNC: a
+  // replicated table's path in Keeper is free again only once its drop is done.
   const view = o.rollupFeed ? `${ROLLUP_FEED}_mv` : `${ROLLUP_TABLE}_mv`
-  const drop = [
-    `DROP VIEW IF EXISTS ${view}${c0} SYNC`,
-    `DROP TABLE IF EXISTS ${ROLLUP_TABLE}${c0} SYNC`,
-    ...(o.cluster ? [`DROP TABLE IF EXISTS ${ROLLUP_TABLE}_local${c0} SYNC`] : []),
+  return [
+    ...dropStatements(o, view, ' SYNC'),
+    ...createStatements(o, o.rollupFeed ? FEED_VIEW : READINGS_VIEW),
   ]
-  // The embedded engine's view reads the feed, not `readings` (migration 11).
-  return [...drop, ...createStatements(o, o.rollupFeed ? FEED_VIEW : READINGS_VIEW)]
 }
 
 /**
