@@ -747,6 +747,50 @@ t.test('duplicates inside one insert and after rollup merges are still counted o
 })
 
 t.test(
+  'readings a millisecond apart are distinct identities of their hour (migration 18)',
+  async (t) => {
+    const m = await createMeter(s, a.token, { meter_identifier: 'ms-apart', unit: 'kwh' })
+    const hour = Date.parse('2025-04-12T10:00:00Z')
+    // The hour's first and last milliseconds, one a millisecond on, one a second on, a minute.
+    const offsets = [0, 1, 1_000, 3_540_000, 3_599_999]
+    await insertReadings(
+      s,
+      a.workspaceId,
+      offsets.map((o, i) => ({ meter: m.id, at: hour + o, value: i + 1 })),
+    )
+    await rollupCurrent(s.app.parts.store.sql)
+    const [h] = await s.app.parts.store.sql.query<{ rows: string | number; ids: number[] }>(
+      `SELECT sum(rows) AS rows, bitmapToArray(groupBitmapMergeState(ids)) AS ids
+     FROM readings_hourly WHERE meter_id = {m:UInt64}`,
+      { m: m.id },
+    )
+    // millisecond × 3600 + second of the hour: 10:00:00.000, 10:00:01.000, 10:59:00.000,
+    // 10:00:00.001, 10:59:59.999 (a small bitmap lists them in no particular order)
+    t.same(
+      h!.ids.map(Number).sort((x, y) => x - y),
+      [0, 1, 3_540, 3_600, 3_599_999],
+    )
+    t.equal(Number(h!.rows), 5)
+    const direct = await aggregateReadings(
+      s.app.parts.store.sql,
+      {
+        ws: a.workspaceId,
+        meterIds: [m.id],
+        kind: null,
+        from: hour,
+        to: hour + H - 1,
+        plainCheckHours: 0,
+      },
+      'hourly',
+      null,
+      { limit: 10, offset: 0 },
+    )
+    t.equal(direct.dirtyHours, 0, 'a clean hour: every identity once')
+    t.match(direct.rows, [{ reading_count: 5, sum: 15 }])
+  },
+)
+
+t.test(
   'a newer version without a canonical value removes the reading from aggregates',
   async (t) => {
     const m = await createMeter(s, a.token, { meter_identifier: 'to-null', unit: 'kwh' })
