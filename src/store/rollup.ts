@@ -7,10 +7,10 @@
 // of the distinct recorded_at values, as a bitmap of their places within the hour,
 // `ID_IN_HOUR`: exact, and about 20× cheaper to read than a uniqExact state). While
 // rows = cardinality(ids) every reading identity of that hour was inserted exactly once, so
-// the rollup sums equal the deduplicated readings. An hour where they differ is "dirty" (a new version or a replay
-// arrived) and is recomputed from the raw readings with FINAL at query time. Hours at the
-// edges of a query range that are only partly covered also come from the raw table. See
-// docs/query.md.
+// the rollup sums equal the deduplicated readings. An hour where they differ is "dirty" (a
+// new version or a replay arrived) and is recomputed from the raw readings with FINAL at
+// query time. Hours at the edges of a query range that are only partly covered also come
+// from the raw table. See docs/query.md.
 import { LAST_INGESTS } from './crash-window.js'
 import { ROLLUP_FEED, rollupCurrent, rollupFedApart } from './rollup-feed.js'
 import type { SchemaOptions } from './sql.js'
@@ -69,7 +69,10 @@ const DROP_READINGS_VIEW = `DROP VIEW IF EXISTS ${ROLLUP_TABLE}_mv`
 /** The embedded engine's view: it rolls up the feed (rollup-feed.ts, migration 11). */
 const FEED_VIEW = `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ROLLUP_FEED}_mv TO ${ROLLUP_TABLE} AS ${SELECT} FROM ${ROLLUP_FEED} GROUP BY workspace_id, meter_id, kind, bucket`
 
-/** The rollup table, its view (on `readings`, or `view` given) and its fill from `readings`. */
+/**
+ * The rollup table, its view and its fill from `readings`. Single node: `view` (on
+ * `readings` unless given); a cluster's view is always on each shard's `readings_local`.
+ */
 function createStatements(o: SchemaOptions, view = READINGS_VIEW): string[] {
   // Monthly partitions. Yearly ones (one part per meter-year) made 1 meter × year ~25 % faster
   // but 1,000 meters × month 4× slower (key analysis over 1,000 meter ranges in a year's part):
