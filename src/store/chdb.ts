@@ -5,6 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
+import { inlineParams } from './chdb-params.js'
 import { BodyFiles, FILE_BODY_MIN_BYTES } from './body-files.js'
 import {
   bodyParts,
@@ -106,11 +107,7 @@ export class ChdbSql implements Sql {
   }
 
   async query<T>(sql: string, params?: Params): Promise<T[]> {
-    const r = await this.reads.run((s) =>
-      params
-        ? s.queryBindAsync(sql, bindable(params), { format: 'JSONEachRow' })
-        : s.queryAsync(sql, { format: 'JSONEachRow' }),
-    )
+    const r = await this.reads.run((s) => run(s, sql, params, 'JSONEachRow'))
     const text = r.text()
     if (!text) return []
     const rows: T[] = []
@@ -119,11 +116,7 @@ export class ChdbSql implements Sql {
   }
 
   async exec(sql: string, params?: Params): Promise<void> {
-    await this.reads.run((s) =>
-      params
-        ? s.queryBindAsync(sql, bindable(params), { format: 'Null' })
-        : s.queryAsync(sql, { format: 'Null' }),
-    )
+    await this.reads.run((s) => run(s, sql, params, 'Null'))
   }
 
   async insert(table: string, rows: InsertBody, opts: InsertOptions = {}): Promise<void> {
@@ -208,6 +201,19 @@ class SessionPool {
   close(): void {
     for (const e of this.sessions) e.s.close()
   }
+}
+
+/**
+ * One statement on `s`: parameters written into its text where chdb-params.ts takes them
+ * all (such statements run side by side), else bound by the engine (one at a time in the
+ * whole process).
+ */
+function run(s: Session, sql: string, params: Params | undefined, format: string) {
+  if (!params) return s.queryAsync(sql, { format })
+  const inlined = inlineParams(sql, params)
+  return inlined !== null
+    ? s.queryAsync(inlined, { format })
+    : s.queryBindAsync(sql, bindable(params), { format })
 }
 
 /** chDB binds numbers and strings; arrays and nulls go through as ClickHouse literals. */
