@@ -253,8 +253,16 @@ export class MeterActor {
       : null
     turn.tl = this.timeline = new MeterTimeline(this.context(h.exchanges), h.window)
     this.validComplete = { consumption: false, saldo: false }
-    // The loaded rows are the newest of each kind, complete from the oldest one on.
+    // The loaded rows are the newest of each kind, complete from the oldest one on; where
+    // they are all the meter has of a kind, as for a new meter, the window alone decides.
+    // (Without that, every meter with fewer than NEIGHBOURHOOD valid readings of a kind
+    // asked the store for its neighbours on its first turn after a restart.)
     for (const k of KINDS) {
+      if (h.whole[k]) {
+        this.completeAfter[k] = -Infinity
+        this.validComplete[k] = true
+        continue
+      }
       let oldest = Infinity
       for (const r of h.window) if (r.kind === k && r.recordedAt < oldest) oldest = r.recordedAt
       this.completeAfter[k] = oldest === Infinity ? -Infinity : oldest - 1

@@ -16,6 +16,8 @@ import { latestStatuses, type LatestStatus } from './status.js'
 export interface MeterHistory {
   window: TimelineReading[]
   latest: { consumption: number; saldo: number }
+  /** Per kind: `window` holds every stored row of it (the meter's whole history of that kind). */
+  whole: { consumption: boolean; saldo: boolean }
   exchanges: {
     exchanged_at: number
     old_final_value: number | null
@@ -59,6 +61,9 @@ const COLS = 'meter_id, kind, recorded_at, canonical_value, quality_flags, versi
  * reading after that needs no store look-up (MeterActor).
  */
 export const HYDRATE_PER_KIND = 64
+
+/** Rows (versions included) the window's query reads per kind, newest first. */
+const WINDOW_ROWS = HYDRATE_PER_KIND * 4
 
 /** Valid = has a canonical value and no unit mismatch (docs/quality.md). */
 const VALID = "canonical_value IS NOT NULL AND NOT has(quality_flags, 'unit_mismatch')"
@@ -132,6 +137,11 @@ export class HistoryLoader {
   >((ws, asks) => this.fetchRows(ws, asks))
   /** Queries sent, by look-up (metrics and tests: one per request, not per meter). */
   readonly queries = { windows: 0, existing: 0, neighbourhood: 0, rows: 0 }
+  /**
+   * Rows (versions included) the window's query reads per kind, newest first. Tests shrink
+   * it, as they shrink the actors' window, so that short histories take the store paths.
+   */
+  windowRows = WINDOW_ROWS
 
   constructor(private readonly sql: Sql) {}
 
@@ -147,14 +157,12 @@ export class HistoryLoader {
     const [window, latest, exchanges, statuses] = await Promise.all([
       this.sql.query<any>(
         // Versions sort right after their key, newest first: the first rows per kind hold
-        // the newest version of every key from the oldest one they reach on.
-        `SELECT ${COLS} FROM (
-           SELECT ${COLS} FROM readings
-           WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
-           ORDER BY meter_id, kind, recorded_at DESC, version DESC
-           LIMIT ${HYDRATE_PER_KIND * 4} BY meter_id, kind)
+        // the newest version of every key from the oldest one they reach on. The older
+        // versions are skipped below, where the rows read tell whether they were all.
+        `SELECT ${COLS} FROM readings
+         WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
          ORDER BY meter_id, kind, recorded_at DESC, version DESC
-         LIMIT 1 BY meter_id, kind, recorded_at`,
+         LIMIT ${this.windowRows} BY meter_id, kind`,
         params,
       ),
       this.sql.query<any>(
@@ -174,10 +182,30 @@ export class HistoryLoader {
       out.set(id, {
         window: [],
         latest: { consumption: -Infinity, saldo: -Infinity },
+        whole: { consumption: true, saldo: true },
         exchanges: [],
         status: statuses.get(id) ?? null,
       })
-    for (const r of window) out.get(Number(r.meter_id))!.window.push(timelineReading(r))
+    // Rows read per meter and kind: fewer than windowRows, and they were all the meter has
+    // of that kind (the same query, so the same parts: no merge in between can mislead).
+    const read = new Map<string, number>()
+    let last: { meter_id: unknown; kind: unknown; recorded_at: unknown } | null = null
+    for (const r of window) {
+      const key = `${r.meter_id}:${r.kind}`
+      read.set(key, (read.get(key) ?? 0) + 1)
+      const older =
+        last &&
+        last.meter_id === r.meter_id &&
+        last.kind === r.kind &&
+        last.recorded_at === r.recorded_at
+      last = r
+      if (!older) out.get(Number(r.meter_id))!.window.push(timelineReading(r))
+    }
+    for (const [key, n] of read)
+      if (n >= this.windowRows) {
+        const [id, kind] = key.split(':')
+        out.get(Number(id))!.whole[kind as 'saldo'] = false
+      }
     for (const r of latest)
       out.get(Number(r.meter_id))!.latest[r.kind as 'saldo'] = parseChTime(r.latest)
     for (const r of exchanges)

@@ -6,6 +6,7 @@ import t from 'tap'
 import type { ActorEnv, ActorReading } from '../../src/actors/meter-actor.js'
 import { ActorRegistry } from '../../src/actors/registry.js'
 import { newMeter, type Meter } from '../../src/store/meters.js'
+import type { MeterHistory } from '../../src/store/history.js'
 
 const T0 = Date.UTC(2026, 0, 1)
 
@@ -155,12 +156,14 @@ t.test('a failed write fails its requests, frees the actors, and the retry store
   // The failed turn's actors dropped their windows: the retry reloads them (the stub's
   // history answers with nothing stored) and creates the readings.
   e.env.history = {
-    load: async () => ({
-      window: [],
-      latest: { consumption: -Infinity, saldo: -Infinity },
-      exchanges: [],
-      status: null,
-    }),
+    load: async () =>
+      ({
+        window: [],
+        latest: { consumption: -Infinity, saldo: -Infinity },
+        whole: { consumption: true, saldo: true },
+        exchanges: [],
+        status: null,
+      }) satisfies MeterHistory,
   } as unknown as ActorEnv['history']
   const again = await reg.handleMany(parts)
   t.same(
