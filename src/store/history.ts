@@ -186,26 +186,19 @@ export class HistoryLoader {
         exchanges: [],
         status: statuses.get(id) ?? null,
       })
-    // Rows read per meter and kind: fewer than windowRows, and they were all the meter has
-    // of that kind (the same query, so the same parts: no merge in between can mislead).
-    const read = new Map<string, number>()
+    // The rows come by meter and kind, each key's versions newest first: the first of a key
+    // is its reading. Fewer than windowRows rows of a kind are the meter's whole history of
+    // it (counted in the same read as the rows, so no merge in between can mislead).
     let last: { meter_id: unknown; kind: unknown; recorded_at: unknown } | null = null
+    let n = 0
     for (const r of window) {
-      const key = `${r.meter_id}:${r.kind}`
-      read.set(key, (read.get(key) ?? 0) + 1)
-      const older =
-        last &&
-        last.meter_id === r.meter_id &&
-        last.kind === r.kind &&
-        last.recorded_at === r.recorded_at
+      const h = out.get(Number(r.meter_id))!
+      const sameKind = last !== null && last.meter_id === r.meter_id && last.kind === r.kind
+      n = sameKind ? n + 1 : 1
+      if (n === this.windowRows) h.whole[r.kind as 'saldo'] = false
+      if (!(sameKind && last!.recorded_at === r.recorded_at)) h.window.push(timelineReading(r))
       last = r
-      if (!older) out.get(Number(r.meter_id))!.window.push(timelineReading(r))
     }
-    for (const [key, n] of read)
-      if (n >= this.windowRows) {
-        const [id, kind] = key.split(':')
-        out.get(Number(id))!.whole[kind as 'saldo'] = false
-      }
     for (const r of latest)
       out.get(Number(r.meter_id))!.latest[r.kind as 'saldo'] = parseChTime(r.latest)
     for (const r of exchanges)
