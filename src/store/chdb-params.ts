@@ -52,27 +52,29 @@ export function stringLiteral(s: string): string {
   return `'${s.replace(/[\\'\0]/g, (c) => (c === '\0' ? '\\0' : `\\${c}`))}'`
 }
 
+/** A string or an integer of `type` as a bare literal, or null when `v` is not one. */
+function scalar(v: unknown, type: string): string | null {
+  if (type === 'String') return typeof v === 'string' ? stringLiteral(v) : null
+  return integerLiteral(v, type)
+}
+
 /** One value of `type` as a literal, or null when this binder does not take it. */
 function literal(v: unknown, type: string): string | null {
-  if (type === 'String') return typeof v === 'string' ? stringLiteral(v) : null
+  if (type === 'String') return scalar(v, type)
   const inner = /^Array\((.+)\)$/.exec(type)?.[1]
-  if (inner) {
-    if (!Array.isArray(v) || (inner !== 'String' && !INTEGER_RANGES[inner])) return null
-    const items: string[] = []
-    for (const x of v) {
-      const item =
-        inner === 'String'
-          ? typeof x === 'string'
-            ? stringLiteral(x)
-            : null
-          : integerLiteral(x, inner)
-      if (item === null) return null
-      items.push(item)
-    }
-    return `CAST([${items.join(',')}], '${type}')`
+  if (!inner) {
+    const n = integerLiteral(v, type)
+    return n === null ? null : `CAST(${n}, '${type}')`
   }
-  const n = integerLiteral(v, type)
-  return n === null ? null : `CAST(${n}, '${type}')`
+  // Checked before the elements: an empty array of another type is the engine's too.
+  if (!Array.isArray(v) || (inner !== 'String' && !INTEGER_RANGES[inner])) return null
+  const items: string[] = []
+  for (const x of v) {
+    const item = scalar(x, inner)
+    if (item === null) return null
+    items.push(item)
+  }
+  return `CAST([${items.join(',')}], '${type}')`
 }
 
 /**
