@@ -3,44 +3,24 @@ import {
   FAMILY,
   FLAGS_OF,
   familyFlags,
-  intervalRate,
   isValid,
-  lowerBound,
   NEIGHBOURHOOD,
   NO_FLAGS,
   RATE_WINDOW,
   sameFlags,
+  Series,
   sortFlags,
   unitFlags,
-  upperBound,
   type Families,
   type Kind,
   type MeterQualityContext,
   type QualityFlag,
   type QualityView,
   type TimelineReading,
-  type ValidPoint,
 } from './quality/index.js'
 
 export { computeFlags } from './quality/index.js'
 export type { Kind, MeterQualityContext, QualityFlag, TimelineReading } from './quality/index.js'
-
-/**
- * A valid reading held in the window: its kind is the list it is in, its canonical value is
- * `v`, and it has no unit mismatch, so nothing else is kept (one object per held reading;
- * a TimelineReading beside it was a second, and its flags array a third, all for the GC to
- * trace). The TimelineReading is made when asked (`reading`).
- */
-interface Entry extends ValidPoint {
-  /** Sorted; NO_FLAGS when none (shared, never changed: a new array replaces it). */
-  flags: readonly QualityFlag[]
-  /**
-   * Rate of the interval ending here (intervalRate), kept while its predecessor is the
-   * same; undefined until asked. Every insert asks the RATE_WINDOW rates before it: an
-   * append recomputed 25 of them each time (the largest self time of the turn).
-   */
-  rate: number | null | undefined
-}
 
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
 const other = (k: Kind): Kind => (k === 'saldo' ? 'consumption' : 'saldo')
@@ -55,9 +35,19 @@ const NOTHING_DROPPED: Readonly<Record<Kind, number>> = Object.freeze({
 })
 const held = (flags: readonly QualityFlag[]) => (flags.length ? flags : NO_FLAGS)
 
-/** A valid entry of `kind` as a reading (a copy). */
-function reading(kind: Kind, e: Entry): TimelineReading {
-  return { kind, recordedAt: e.t, canonicalValue: e.v, unitMismatch: false, flags: [...e.flags] }
+/**
+ * Valid reading i of `kind` as a reading (a copy). A valid reading held in the window has a
+ * canonical value and no unit mismatch, so its series keeps only its time, value, flags
+ * (sorted; NO_FLAGS when none, shared and never changed: a new array replaces it) and rate.
+ */
+function reading(kind: Kind, s: Series, i: number): TimelineReading {
+  return {
+    kind,
+    recordedAt: s.t(i),
+    canonicalValue: s.v(i),
+    unitMismatch: false,
+    flags: [...s.flags(i)],
+  }
 }
 
 /**
@@ -75,7 +65,7 @@ function reading(kind: Kind, e: Entry): TimelineReading {
  */
 export class MeterTimeline {
   private readonly ctx: MeterQualityContext
-  private readonly valid: Record<Kind, Entry[]> = { consumption: [], saldo: [] }
+  private readonly valid: Record<Kind, Series> = { consumption: new Series(), saldo: new Series() }
   private readonly invalid: Record<Kind, Map<number, TimelineReading>> = {
     consumption: new Map(),
     saldo: new Map(),
@@ -100,10 +90,8 @@ export class MeterTimeline {
         continue
       }
       const arr = this.valid[r.kind]
-      const i = lowerBound(arr, r.recordedAt)
       const flags = r.flags.length ? [...r.flags] : NO_FLAGS
-      arr.splice(i, 0, { t: r.recordedAt, v: r.canonicalValue as number, flags, rate: undefined })
-      if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
+      arr.insert(arr.lowerBound(r.recordedAt), r.recordedAt, r.canonicalValue as number, flags)
     }
   }
 
@@ -112,9 +100,8 @@ export class MeterTimeline {
     if (inv.size > 0 && inv.has(t)) return true
     const arr = this.valid[kind]
     // Past the newest (a reading in order): no search.
-    if (arr.length === 0 || t > arr[arr.length - 1]!.t) return false
-    const i = lowerBound(arr, t)
-    return i < arr.length && arr[i]!.t === t
+    if (t > arr.lastT()) return false
+    return arr.indexOf(t) >= 0
   }
 
   /** The reading stored in the window at (kind, t), as a copy. */
@@ -122,15 +109,16 @@ export class MeterTimeline {
     const inv = this.invalid[kind].get(t)
     if (inv) return copy(inv)
     const arr = this.valid[kind]
-    const i = lowerBound(arr, t)
-    return i < arr.length && arr[i]!.t === t ? reading(kind, arr[i]!) : undefined
+    const i = arr.indexOf(t)
+    return i >= 0 ? reading(kind, arr, i) : undefined
   }
 
   /** All readings in the window, ordered by recordedAt (consumption before saldo at equal times), as copies. */
   readings(): TimelineReading[] {
     const all: TimelineReading[] = []
     for (const kind of KINDS) {
-      for (const e of this.valid[kind]) all.push(reading(kind, e))
+      const arr = this.valid[kind]
+      for (let i = 0; i < arr.length; i++) all.push(reading(kind, arr, i))
       for (const r of this.invalid[kind].values()) all.push(copy(r))
     }
     return all.sort(
@@ -146,7 +134,7 @@ export class MeterTimeline {
     let best: number | null = null
     for (const kind of KINDS) {
       const arr = this.valid[kind]
-      if (arr.length && (best === null || arr[0]!.t < best)) best = arr[0]!.t
+      if (arr.length && (best === null || arr.t(0) < best)) best = arr.t(0)
       for (const t of this.invalid[kind].keys()) if (best === null || t < best) best = t
     }
     return best
@@ -154,7 +142,7 @@ export class MeterTimeline {
 
   latest(kind: Kind): number | null {
     const arr = this.valid[kind]
-    let best: number | null = arr.length ? arr[arr.length - 1]!.t : null
+    let best: number | null = arr.length ? arr.lastT() : null
     for (const t of this.invalid[kind].keys()) if (best === null || t > best) best = t
     return best
   }
@@ -169,7 +157,7 @@ export class MeterTimeline {
     for (const k of KINDS) {
       const arr = this.valid[k]
       if (!arr.length) continue
-      const last = arr[arr.length - 1]!.t
+      const last = arr.lastT()
       if (k === kind ? t <= last : t < last) return false
     }
     return true
@@ -192,11 +180,11 @@ export class MeterTimeline {
     const k = Math.max(Math.floor(keep) || 0, NEIGHBOURHOOD)
     for (const kind of KINDS) {
       const arr = this.valid[kind]
-      if (arr.length > k) arr.splice(0, arr.length - k)
+      if (arr.length > k) arr.dropFirst(arr.length - k)
       dropInvalid(
         this.invalid[kind],
         this.invalidOrder[kind],
-        arr.length ? arr[0]!.t : Number.NEGATIVE_INFINITY,
+        arr.length ? arr.t(0) : Number.NEGATIVE_INFINITY,
         k,
       )
     }
@@ -210,7 +198,7 @@ export class MeterTimeline {
   /** Valid readings of `kind` in the window with from <= recorded_at < to. */
   validBetween(kind: Kind, from: number, to: number): number {
     const arr = this.valid[kind]
-    return Math.max(0, lowerBound(arr, to) - lowerBound(arr, from))
+    return Math.max(0, arr.lowerBound(to) - arr.lowerBound(from))
   }
 
   /**
@@ -229,23 +217,23 @@ export class MeterTimeline {
       const arr = this.valid[kind]
       let cut = 0
       if (arr.length > NEIGHBOURHOOD) {
-        const since = arr[arr.length - 1]!.t - spanMs
+        const since = arr.lastT() - spanMs
         // NEIGHBOURHOOD more before the span: a late reading anywhere in the span then
         // finds the readings its flags depend on in the window. Nothing before the span
         // beyond those (arr[NEIGHBOURHOOD] inside it): no search.
-        if (arr[NEIGHBOURHOOD]!.t < since)
-          cut = Math.min(lowerBound(arr, since) - NEIGHBOURHOOD, arr.length - NEIGHBOURHOOD)
+        if (arr.t(NEIGHBOURHOOD) < since)
+          cut = Math.min(arr.lowerBound(since) - NEIGHBOURHOOD, arr.length - NEIGHBOURHOOD)
         cut = Math.max(cut, arr.length - max)
       }
       if (cut > 0) {
-        ;(dropped ??= { consumption: -Infinity, saldo: -Infinity })[kind] = arr[cut - 1]!.t
-        arr.splice(0, cut)
+        ;(dropped ??= { consumption: -Infinity, saldo: -Infinity })[kind] = arr.t(cut - 1)
+        arr.dropFirst(cut)
       }
       const inv = this.invalid[kind]
       if (!inv.size) continue
       const order = this.invalidOrder[kind]
       // Without a valid reading kept, the span counts back from the newest invalid one.
-      const floor = arr.length ? arr[0]!.t : order.newest - spanMs
+      const floor = arr.length ? arr.t(0) : order.newest - spanMs
       const last = dropInvalid(inv, order, floor, max)
       if (last !== null) {
         dropped ??= { consumption: -Infinity, saldo: -Infinity }
@@ -266,25 +254,6 @@ export class MeterTimeline {
     inv.set(t, r)
   }
 
-  /** recorded_at of the newest valid reading of `kind`; -Infinity when there is none. */
-  private lastValidAt(kind: Kind): number {
-    const arr = this.valid[kind]
-    return arr.length ? arr[arr.length - 1]!.t : -Infinity
-  }
-
-  /** intervalRate of `kind` by index, from each entry's kept rate. */
-  private rateOf(kind: Kind): (j: number) => number | null {
-    const a = this.valid[kind]
-    return (j) => {
-      // The first entry's predecessor may have been dropped from the window: no interval.
-      if (j < 1) return null
-      const e = a[j]!
-      let v = e.rate
-      if (v === undefined) e.rate = v = intervalRate(a, kind, j, this.ctx)
-      return v
-    }
-  }
-
   insert(
     input: Omit<TimelineReading, 'flags'>,
   ): { duplicate: true } | { duplicate: false; flags: QualityFlag[]; changed: TimelineReading[] } {
@@ -299,19 +268,16 @@ export class MeterTimeline {
 
     const view: QualityView = this.valid
     const arr = this.valid[kind]
-    const i = lowerBound(arr, t)
-    const entry: Entry = { t, v: input.canonicalValue as number, flags: NO_FLAGS, rate: undefined }
-    arr.splice(i, 0, entry)
-    // The next reading's interval now starts here.
-    if (i + 1 < arr.length) arr[i + 1]!.rate = undefined
-    const rates = this.rateOf(kind)
-    const own = familyFlags(view, kind, i, this.ctx, ALL_FAMILIES, rates)
-    entry.flags = own.length ? sortFlags(own) : NO_FLAGS
+    const i = arr.lowerBound(t)
+    arr.insert(i, t, input.canonicalValue as number, NO_FLAGS)
+    const own = familyFlags(view, kind, i, this.ctx, ALL_FAMILIES)
+    const flags = own.length ? sortFlags(own) : NO_FLAGS
+    arr.setFlags(i, flags)
     // Later than every valid reading of both kinds (a meter reporting in order): no reading
     // follows it, so no rule of another reading can look back at it. The common case skips
     // the search below.
-    if (i === arr.length - 1 && this.lastValidAt(other(kind)) < t)
-      return { duplicate: false, flags: [...entry.flags], changed: [] }
+    if (i === arr.length - 1 && this.valid[other(kind)].lastT() < t)
+      return { duplicate: false, flags: [...flags], changed: [] }
 
     // Which families of which other readings can depend on the new reading: at most
     // RATE_WINDOW + 5 of them, listed with a mask each (a Map with a Set per neighbour was
@@ -327,21 +293,21 @@ export class MeterTimeline {
       hits.mark('saldo', saldo, i + 1, FAMILY.step | FAMILY.mismatch)
     } else {
       // Saldo pairs (a, b] with a < t <= b, and the pair starting at a saldo at t.
-      hits.mark('saldo', saldo, lowerBound(saldo, t), FAMILY.mismatch)
-      hits.mark('saldo', saldo, upperBound(saldo, t), FAMILY.mismatch)
+      hits.mark('saldo', saldo, saldo.lowerBound(t), FAMILY.mismatch)
+      hits.mark('saldo', saldo, saldo.upperBound(t), FAMILY.mismatch)
     }
     // meter_exchange: the next valid readings (any kind) after t now have t as predecessor.
     let next: number | null = null
     for (const k of KINDS) {
       const a = this.valid[k]
-      const j = upperBound(a, t)
-      if (j < a.length && (next === null || a[j]!.t < next)) next = a[j]!.t
+      const j = a.upperBound(t)
+      if (j < a.length && (next === null || a.t(j) < next)) next = a.t(j)
     }
     if (next !== null) {
       for (const k of KINDS) {
         const a = this.valid[k]
-        const j = lowerBound(a, next)
-        if (j < a.length && a[j]!.t === next) hits.mark(k, a, j, FAMILY.exchange)
+        const j = a.indexOf(next)
+        if (j >= 0) hits.mark(k, a, j, FAMILY.exchange)
       }
     }
 
@@ -349,22 +315,21 @@ export class MeterTimeline {
     for (let h = 0; h < hits.size; h++) {
       const ek = hits.kinds[h]!
       const at = hits.at[h]!
-      const e = this.valid[ek][at]!
+      const s = this.valid[ek]
       const fams = hits.fams[h]!
-      // Only readings of the new one's kind are hit for their rate.
-      const rateAt = fams & FAMILY.rate ? rates : undefined
-      const fresh = familyFlags(view, ek, at, this.ctx, fams, rateAt)
+      const fresh = familyFlags(view, ek, at, this.ctx, fams)
+      const before = s.flags(at)
       // No flags before and none now (nearly every neighbour): nothing to merge or compare.
-      if (!fresh.length && !e.flags.length) continue
+      if (!fresh.length && !before.length) continue
       const drop = FLAGS_OF[fams]!
-      const nf = sortFlags([...e.flags.filter((f) => !drop.has(f)), ...fresh])
-      if (!sameFlags(nf, e.flags)) {
-        e.flags = held(nf)
-        ;(changed ??= []).push(reading(ek, e))
+      const nf = sortFlags([...before.filter((f) => !drop.has(f)), ...fresh])
+      if (!sameFlags(nf, before)) {
+        s.setFlags(at, held(nf))
+        ;(changed ??= []).push(reading(ek, s, at))
       }
     }
     changed?.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
-    return { duplicate: false, flags: [...entry.flags], changed: changed ?? [] }
+    return { duplicate: false, flags: [...flags], changed: changed ?? [] }
   }
 }
 
@@ -390,7 +355,7 @@ class Hits {
   }
 
   /** Adds `fams` to the hit of (kind, at), or lists it; nothing when `at` is past `arr`. */
-  mark(kind: Kind, arr: readonly Entry[], at: number, fams: Families): void {
+  mark(kind: Kind, arr: Series, at: number, fams: Families): void {
     if (at >= arr.length) return
     for (let h = 0; h < this.size; h++)
       if (this.at[h] === at && this.kinds[h] === kind) {

@@ -48,12 +48,6 @@ export interface MeterQualityContext {
   exchanges: MeterExchange[]
 }
 
-/** A reading that takes part in value comparisons: it has a canonical value and no unit mismatch. */
-export interface ValidPoint {
-  t: number
-  v: number
-}
-
 export function sortFlags(flags: Iterable<QualityFlag>): QualityFlag[] {
   // None or one (nearly every reading): in order already, without a Set and a pass per call.
   if (Array.isArray(flags) && flags.length < 2) return flags.slice()
@@ -69,28 +63,4 @@ export function sameFlags(a: readonly QualityFlag[], b: readonly QualityFlag[]):
 
 export function isValid(r: { canonicalValue: number | null; unitMismatch: boolean }): boolean {
   return !r.unitMismatch && r.canonicalValue !== null && Number.isFinite(r.canonicalValue)
-}
-
-/** First index in sorted `arr` whose t is >= t (lower bound). */
-export function lowerBound(arr: readonly { t: number }[], t: number): number {
-  let lo = 0
-  let hi = arr.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (arr[mid]!.t < t) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-/** First index in sorted `arr` whose t is > t (upper bound). */
-export function upperBound(arr: readonly { t: number }[], t: number): number {
-  let lo = 0
-  let hi = arr.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (arr[mid]!.t <= t) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }

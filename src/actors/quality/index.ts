@@ -1,26 +1,27 @@
 import { isNegativeConsumption } from './consumption.js'
 import { isFirstAfterExchange } from './exchange.js'
 import { isSaldoMismatch, MISMATCH_MAX_CONSUMPTION } from './mismatch.js'
-import { intervalRate, isImplausibleRate, RATE_WINDOW } from './rate.js'
+import { isImplausibleRate, RATE_WINDOW } from './rate.js'
 import { saldoStepFlag } from './saldo.js'
+import { NO_FLAGS, Series } from './series.js'
 import {
   isValid,
-  lowerBound,
   sortFlags,
   type Kind,
   type MeterQualityContext,
   type QualityFlag,
   type TimelineReading,
-  type ValidPoint,
 } from '../../domain/quality.js'
 import { unitFlags } from './unit.js'
 
 export * from '../../domain/quality.js'
 export { classifySaldoStep, saldoStepFlag, type SaldoStep } from './saldo.js'
 export { acrossExchange, exchangesBetween, isFirstAfterExchange } from './exchange.js'
+export { NO_FLAGS, Series } from './series.js'
 export {
   intervalRate,
   isImplausibleRate,
+  rateAt,
   RATE_WINDOW,
   RATE_MIN_POSITIVE,
   RATE_FACTOR,
@@ -75,42 +76,35 @@ export const FLAGS_OF: readonly ReadonlySet<QualityFlag>[] = Array.from(
 
 /** Valid readings of one meter, per kind, sorted by t (unique t per kind). */
 export interface QualityView {
-  consumption: ValidPoint[]
-  saldo: ValidPoint[]
+  consumption: Series
+  saldo: Series
 }
 
 /** Latest valid reading time of any kind strictly before t, or null. */
 export function prevAnyTime(view: QualityView, t: number): number | null {
-  let best: number | null = null
-  for (const arr of [view.consumption, view.saldo]) {
-    const i = lowerBound(arr, t) - 1
-    if (i >= 0 && (best === null || arr[i]!.t > best)) best = arr[i]!.t
-  }
-  return best
+  const c = view.consumption
+  const s = view.saldo
+  const i = c.lowerBound(t) - 1
+  const j = s.lowerBound(t) - 1
+  if (i < 0) return j < 0 ? null : s.t(j)
+  return j < 0 ? c.t(i) : Math.max(c.t(i), s.t(j))
 }
 
-/**
- * Flags of the given families for the valid reading view[kind][i].
- * `rateAt` may be supplied (memoised rates); otherwise rates are computed on the fly.
- */
+/** Flags of the given families for the valid reading view[kind][i]. */
 export function familyFlags(
   view: QualityView,
   kind: Kind,
   i: number,
   ctx: MeterQualityContext,
   families: Families,
-  rateAt?: (j: number) => number | null,
 ): readonly QualityFlag[] {
   const arr = view[kind]
-  const p = arr[i]!
   // Made on the first flag: most calls find none (a late reading asks ~26 neighbours).
   let out: QualityFlag[] | null = null
-  if (families & FAMILY.self && isNegativeConsumption(kind, p.v))
+  if (families & FAMILY.self && isNegativeConsumption(kind, arr.v(i)))
     (out ??= []).push('negative_consumption')
-  if (families & FAMILY.rate) {
-    const ra = rateAt ?? ((j: number) => intervalRate(arr, kind, j, ctx))
-    if (isImplausibleRate(i, ra)) (out ??= []).push('implausible_rate')
-  }
+  if (families & FAMILY.rate && isImplausibleRate(arr, kind, i, ctx))
+    (out ??= []).push('implausible_rate')
   if (kind === 'saldo') {
     if (families & FAMILY.step) {
       const f = saldoStepFlag(arr, i, ctx)
@@ -119,13 +113,12 @@ export function familyFlags(
     if (families & FAMILY.mismatch && isSaldoMismatch(arr, i, view.consumption, ctx))
       (out ??= []).push('saldo_mismatch')
   }
-  if (families & FAMILY.exchange && isFirstAfterExchange(ctx, prevAnyTime(view, p.t), p.t))
-    (out ??= []).push('meter_exchange')
+  if (families & FAMILY.exchange) {
+    const t = arr.t(i)
+    if (isFirstAfterExchange(ctx, prevAnyTime(view, t), t)) (out ??= []).push('meter_exchange')
+  }
   return out ?? NO_FLAGS
 }
-
-/** No flags: one frozen array shared by every reading without any. */
-export const NO_FLAGS: readonly QualityFlag[] = Object.freeze([])
 
 function key(kind: Kind, t: number): string {
   return `${kind}:${t}`
@@ -138,28 +131,25 @@ function key(kind: Kind, t: number): string {
  * occurs more than once, the first occurrence is the reading and later ones get its flags.
  */
 export function computeFlags(sorted: TimelineReading[], ctx: MeterQualityContext): QualityFlag[][] {
-  const view: QualityView = { consumption: [], saldo: [] }
+  const points: Record<Kind, { t: number; v: number }[]> = { consumption: [], saldo: [] }
   const seen = new Map<string, number>()
   sorted.forEach((r, idx) => {
     const k = key(r.kind, r.recordedAt)
     if (seen.has(k)) return
     seen.set(k, idx)
-    if (isValid(r)) view[r.kind].push({ t: r.recordedAt, v: r.canonicalValue as number })
+    if (isValid(r)) points[r.kind].push({ t: r.recordedAt, v: r.canonicalValue as number })
   })
-  view.consumption.sort((a, b) => a.t - b.t)
-  view.saldo.sort((a, b) => a.t - b.t)
+  const byTime = (a: { t: number }, b: { t: number }) => a.t - b.t
+  const view: QualityView = {
+    consumption: Series.of(points.consumption.sort(byTime)),
+    saldo: Series.of(points.saldo.sort(byTime)),
+  }
 
   const flagsByKey = new Map<string, QualityFlag[]>()
   for (const kind of ['consumption', 'saldo'] as const) {
     const arr = view[kind]
-    const rates = arr.map((_, j) => intervalRate(arr, kind, j, ctx))
-    const rateAt = (j: number) => rates[j] ?? null
-    for (let i = 0; i < arr.length; i++) {
-      flagsByKey.set(
-        key(kind, arr[i]!.t),
-        sortFlags(familyFlags(view, kind, i, ctx, ALL_FAMILIES, rateAt)),
-      )
-    }
+    for (let i = 0; i < arr.length; i++)
+      flagsByKey.set(key(kind, arr.t(i)), sortFlags(familyFlags(view, kind, i, ctx, ALL_FAMILIES)))
   }
   return sorted.map((r) => {
     if (!isValid(r)) return sortFlags(unitFlags(r))

@@ -1,6 +1,7 @@
 import { acrossExchange } from './exchange.js'
 import { classifySaldoStep } from './saldo.js'
-import { lowerBound, type MeterQualityContext, type ValidPoint } from '../../domain/quality.js'
+import type { Series } from './series.js'
+import type { MeterQualityContext } from '../../domain/quality.js'
 
 /** Pairs of saldo readings with more consumption readings than this between them are not checked. */
 export const MISMATCH_MAX_CONSUMPTION = 96
@@ -8,11 +9,6 @@ export const MISMATCH_MAX_CONSUMPTION = 96
 export const MISMATCH_ABS_TOLERANCE = 0.01
 /** Relative tolerance: 1 % of the larger of |saldo delta| and |consumption sum|. */
 export const MISMATCH_REL_DIVISOR = 100
-
-function indexAt(arr: readonly ValidPoint[], t: number): number {
-  const i = lowerBound(arr, t)
-  return i < arr.length && arr[i]!.t === t ? i : -1
-}
 
 /**
  * saldo_mismatch on saldo[i] (b) against its previous valid saldo (a):
@@ -23,30 +19,32 @@ function indexAt(arr: readonly ValidPoint[], t: number): number {
  * (rollover-bridged if the step is a wrap); flagged iff |S - D| > max(0.01, max(|S|,|D|)/100).
  */
 export function isSaldoMismatch(
-  saldo: readonly ValidPoint[],
+  saldo: Series,
   i: number,
-  cons: readonly ValidPoint[],
+  cons: Series,
   ctx: MeterQualityContext,
 ): boolean {
   if (i < 1) return false
-  const a = saldo[i - 1]!
-  const b = saldo[i]!
-  if (acrossExchange(ctx, a.t, b.t)) return false
+  const at = saldo.t(i - 1)
+  const bt = saldo.t(i)
+  const av = saldo.v(i - 1)
+  const bv = saldo.v(i)
+  if (acrossExchange(ctx, at, bt)) return false
   let d: number
   // A rising register (nearly every step): its delta, without a classified step object.
-  if (b.v >= a.v) d = b.v - a.v
+  if (bv >= av) d = bv - av
   else {
-    const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
+    const step = classifySaldoStep(av, bv, ctx.rolloverMax)
     if (step.type === 'decrease') return false
     d = step.delta
   }
-  const ia = indexAt(cons, a.t)
+  const ia = cons.indexOf(at)
   if (ia < 0) return false
-  const ib = indexAt(cons, b.t)
+  const ib = cons.indexOf(bt)
   if (ib < 0) return false
   if (ib - ia > MISMATCH_MAX_CONSUMPTION) return false
   let sum = 0
-  for (let k = ia + 1; k <= ib; k++) sum += cons[k]!.v
+  for (let k = ia + 1; k <= ib; k++) sum += cons.v(k)
   const tol = Math.max(
     MISMATCH_ABS_TOLERANCE,
     Math.max(Math.abs(sum), Math.abs(d)) / MISMATCH_REL_DIVISOR,

@@ -1,5 +1,6 @@
 import { acrossExchange } from './exchange.js'
-import type { MeterQualityContext, QualityFlag, ValidPoint } from '../../domain/quality.js'
+import type { Series } from './series.js'
+import type { MeterQualityContext, QualityFlag } from '../../domain/quality.js'
 
 export type SaldoStep =
   { type: 'normal'; delta: number } | { type: 'rollover'; delta: number } | { type: 'decrease' }
@@ -28,16 +29,16 @@ export function classifySaldoStep(
 
 /** saldo_decrease / rollover_wrap for saldo[i] against its previous valid saldo (none across an exchange). */
 export function saldoStepFlag(
-  saldo: readonly ValidPoint[],
+  saldo: Series,
   i: number,
   ctx: MeterQualityContext,
 ): 'saldo_decrease' | 'rollover_wrap' | null {
   if (i < 1) return null
-  const a = saldo[i - 1]!
-  const b = saldo[i]!
+  const av = saldo.v(i - 1)
+  const bv = saldo.v(i)
   // A rising register (nearly every step): no classified step object made.
-  if (b.v >= a.v || acrossExchange(ctx, a.t, b.t)) return null
-  const step = classifySaldoStep(a.v, b.v, ctx.rolloverMax)
+  if (bv >= av || acrossExchange(ctx, saldo.t(i - 1), saldo.t(i))) return null
+  const step = classifySaldoStep(av, bv, ctx.rolloverMax)
   if (step.type === 'decrease') return 'saldo_decrease'
   if (step.type === 'rollover') return 'rollover_wrap'
   return null
