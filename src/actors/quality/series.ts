@@ -24,8 +24,8 @@ const COMPACT_AFTER = 16
  * growth with more full collections.)
  */
 export class Series {
-  private readonly d: number[] = []
-  private readonly fs: (readonly QualityFlag[])[] = []
+  private d: number[] = []
+  private fs: (readonly QualityFlag[])[] = []
   /**
    * Index (in readings) of reading 0 in `d` and `fs`. What lies past head + length is room
    * (`fs.length` readings in all).
@@ -110,6 +110,14 @@ export class Series {
    * the reading after it (whose interval now starts here), are to be worked out again.
    */
   insert(i: number, t: number, v: number, flags: readonly QualityFlag[]): void {
+    if (this.fs.length === 0) {
+      // Arrays of exactly one reading: the first push would reserve room for 17 (most meters
+      // report one kind, and many a reading or two between restarts).
+      this.d = [t, v, UNKNOWN]
+      this.fs = [flags]
+      this.length = 1
+      return
+    }
     const d = this.d
     const fs = this.fs
     const k = this.head + i
