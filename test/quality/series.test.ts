@@ -127,27 +127,37 @@ t.test('a window moving along keeps its arrays and reads back its last readings'
   t.equal(s.v(s.indexOf(4_800 * 60_000 + 30_000)), 600.0625)
 })
 
-t.test('readings moved down after drops keep their values, flags and rates', async (t) => {
-  const s = new Series()
-  const flagged: QualityFlag[] = ['saldo_decrease']
-  for (let i = 0; i < 40; i++) {
-    s.insert(i, i * 1_000, i + 0.5, i % 7 === 0 ? flagged : NO_FLAGS)
-    s.keepRate(i, i % 5 === 0 ? null : i * 2)
-  }
-  // 30 of 40 gone: the 10 left are moved to the front of the same arrays.
-  s.dropFirst(30)
-  const got = Array.from({ length: s.length }, (_, i) => [
-    s.t(i),
-    s.v(i),
-    s.knownRate(i),
-    s.flags(i),
-  ])
-  const want = Array.from({ length: 10 }, (_, j) => {
-    const i = j + 30
-    return [i * 1_000, i + 0.5, i % 5 === 0 ? null : i * 2, i % 7 === 0 ? flagged : NO_FLAGS]
-  })
-  t.same(got, want)
-  s.insert(10, 40_000, 40.5, NO_FLAGS)
-  t.equal(s.knownRate(10), undefined, 'an appended reading has no rate yet')
-  t.equal(s.knownRate(9), 39 * 2, 'the one before keeps its own')
-})
+t.test(
+  'readings moved down into the room dropped ones left keep their values, flags and rates',
+  async (t) => {
+    const s = new Series()
+    const flagged: QualityFlag[] = ['saldo_decrease']
+    const flagsOf = (i: number) => (i % 7 === 0 ? flagged : NO_FLAGS)
+    const rateOf = (i: number) => (i % 5 === 0 ? null : i * 2)
+    const add = (i: number) => {
+      s.insert(s.length, i * 1_000, i + 0.5, flagsOf(i))
+      s.keepRate(s.length - 1, rateOf(i))
+    }
+    for (let i = 0; i < 40; i++) add(i)
+    // A window of 10 moving along for 300 readings: its arrays' room runs out again and again.
+    s.dropFirst(30)
+    for (let i = 40; i < 340; i++) {
+      add(i)
+      s.dropFirst(1)
+    }
+    const got = Array.from({ length: s.length }, (_, i) => [
+      s.t(i),
+      s.v(i),
+      s.knownRate(i),
+      s.flags(i),
+    ])
+    const want = Array.from({ length: 10 }, (_, j) => {
+      const i = j + 330
+      return [i * 1_000, i + 0.5, rateOf(i), flagsOf(i)]
+    })
+    t.same(got, want)
+    s.insert(10, 340_000, 340.5, NO_FLAGS)
+    t.equal(s.knownRate(10), undefined, 'an appended reading has no rate yet')
+    t.equal(s.knownRate(9), 339 * 2, 'the one before keeps its own')
+  },
+)

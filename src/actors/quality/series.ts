@@ -9,8 +9,6 @@ const STRIDE = 3
 const UNKNOWN = NaN
 /** intervalRate's null (no rate is negative). */
 const NONE = -Infinity
-/** Readings dropped from the front are let go once they are this many, and half the held. */
-const COMPACT_AFTER = 16
 
 /**
  * The valid readings of one kind of one meter, in time order (one per time), as columns: an
@@ -19,7 +17,8 @@ const COMPACT_AFTER = 16
  * held one object per reading (its time, value and rate boxed beside it, ~100 bytes); a
  * window that moves with every reading then made the GC promote, mark and sweep one per
  * reading stored. Here a reading is 32 bytes in two arrays that V8 grows in place, dropping
- * from the old end moves an offset, and an append writes into room already there. (Plain
+ * from the old end moves an offset, and an append writes into room already there (or moves
+ * the readings down into the room the dropped ones left). (Plain
  * arrays, not Float64Arrays: those keep their bytes outside the heap, and V8 answered their
  * growth with more full collections.)
  */
@@ -118,15 +117,19 @@ export class Series {
       this.length = 1
       return
     }
+    // Room for one more at the end: readings dropped from the front left some there (moved
+    // down unless that would come round again soon), else V8 grows the store by half.
+    if (this.head + this.length === this.fs.length) {
+      if (this.head > 0 && this.length < (this.fs.length * 3) >> 2) this.moveDown()
+      else {
+        this.d.push(0, 0, 0)
+        this.fs.push(NO_FLAGS)
+      }
+    }
     const d = this.d
     const fs = this.fs
     const k = this.head + i
     const end = this.head + this.length
-    // Room for one more at the end: V8 grows an array's store by half when a push needs it.
-    if (end === fs.length) {
-      d.push(0, 0, 0)
-      fs.push(NO_FLAGS)
-    }
     if (k < end) {
       // By hand: Array#copyWithin reads and writes element by element through the generic path.
       for (let j = end * STRIDE - 1; j >= k * STRIDE; j--) d[j + STRIDE] = d[j]!
@@ -146,19 +149,19 @@ export class Series {
     const fs = this.fs
     // Their flags are let go (a flagged reading's array is its own).
     for (let j = this.head; j < this.head + n; j++) fs[j] = NO_FLAGS
-    this.head += n
     this.length -= n
+    this.head = this.length ? this.head + n : 0
+  }
+
+  /** Moves the readings to the front of the same arrays (shortened, V8 would give their store back). */
+  private moveDown(): void {
+    const d = this.d
+    const fs = this.fs
     const head = this.head
     const len = this.length
-    // Moved down once as many have gone as are held (each reading is moved about once), into
-    // the same arrays: shortened, V8 would give their store back and take it again.
-    if (len === 0) this.head = 0
-    else if (head >= COMPACT_AFTER && head >= len) {
-      const d = this.d
-      for (let j = 0; j < len * STRIDE; j++) d[j] = d[head * STRIDE + j]!
-      for (let j = 0; j < len; j++) fs[j] = fs[head + j]!
-      for (let j = len; j < head + len; j++) fs[j] = NO_FLAGS
-      this.head = 0
-    }
+    for (let j = 0; j < len * STRIDE; j++) d[j] = d[head * STRIDE + j]!
+    for (let j = 0; j < len; j++) fs[j] = fs[head + j]!
+    for (let j = len; j < head + len; j++) fs[j] = NO_FLAGS
+    this.head = 0
   }
 }
