@@ -34,6 +34,8 @@ const NOTHING_DROPPED: Readonly<Record<Kind, number>> = Object.freeze({
   saldo: -Infinity,
 })
 const held = (flags: readonly QualityFlag[]) => (flags.length ? flags : NO_FLAGS)
+/** An insert that changed no other reading's flags (nearly every one): one shared answer. */
+const NO_CHANGES: readonly TimelineReading[] = Object.freeze([])
 
 /**
  * Valid reading i of `kind` as a reading (a copy). A valid reading held in the window has a
@@ -256,14 +258,16 @@ export class MeterTimeline {
 
   insert(
     input: Omit<TimelineReading, 'flags'>,
-  ): { duplicate: true } | { duplicate: false; flags: QualityFlag[]; changed: TimelineReading[] } {
+  ):
+    | { duplicate: true }
+    | { duplicate: false; flags: readonly QualityFlag[]; changed: readonly TimelineReading[] } {
     const { kind, recordedAt: t } = input
     if (this.has(kind, t)) return { duplicate: true }
     if (!isValid(input)) {
       // Invisible to every other rule: nothing else can change.
       const r: TimelineReading = { ...input, flags: sortFlags(unitFlags(input)) }
       this.addInvalid(kind, t, r)
-      return { duplicate: false, flags: [...r.flags], changed: [] }
+      return { duplicate: false, flags: held(r.flags), changed: NO_CHANGES }
     }
 
     const view: QualityView = this.valid
@@ -277,7 +281,7 @@ export class MeterTimeline {
     // follows it, so no rule of another reading can look back at it. The common case skips
     // the search below.
     if (i === arr.length - 1 && this.valid[other(kind)].lastT() < t)
-      return { duplicate: false, flags: [...flags], changed: [] }
+      return { duplicate: false, flags, changed: NO_CHANGES }
 
     // Which families of which other readings can depend on the new reading: at most
     // RATE_WINDOW + 5 of them, listed with a mask each (a Map with a Set per neighbour was
@@ -329,7 +333,7 @@ export class MeterTimeline {
       }
     }
     changed?.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
-    return { duplicate: false, flags: [...flags], changed: changed ?? [] }
+    return { duplicate: false, flags, changed: changed ?? NO_CHANGES }
   }
 }
 

@@ -31,7 +31,7 @@ export interface RowOut {
   unit: string | null
   canonicalValue: number | null
   canonicalUnit: string | null
-  flags: string[]
+  flags: readonly string[]
   rawTsv: RawPayload
   ingestedAt: string
   version: number

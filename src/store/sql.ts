@@ -146,6 +146,10 @@ let cachedDay = NaN
 let cachedDate = ''
 let otherDay = NaN
 let otherDate = ''
+// The last time formatted: a gateway's request often carries one recorded_at for all its
+// meters (interval meters report on the quarter hour), each formatted for its row.
+let lastMs = NaN
+let lastText = ''
 const pad2 = (n: number) => (n < 10 ? '0' + n : String(n))
 const pad3 = (n: number) => (n < 10 ? '00' + n : n < 100 ? '0' + n : String(n))
 
@@ -156,6 +160,7 @@ const pad3 = (n: number) => (n < 10 ? '00' + n : n < 100 ? '0' + n : String(n))
  */
 export function chTime(t: Date | number): string {
   const ms = typeof t === 'number' ? t : t.getTime()
+  if (ms === lastMs) return lastText
   const day = Math.floor(ms / DAY_MS)
   if (day !== cachedDay) {
     const d = otherDay
@@ -171,7 +176,10 @@ export function chTime(t: Date | number): string {
   const sec = r % 60
   r = (r - sec) / 60
   const min = r % 60
-  return cachedDate + pad2((r - min) / 60) + ':' + pad2(min) + ':' + pad2(sec) + '.' + pad3(milli)
+  lastMs = ms
+  lastText =
+    cachedDate + pad2((r - min) / 60) + ':' + pad2(min) + ':' + pad2(sec) + '.' + pad3(milli)
+  return lastText
 }
 
 /** Parses ClickHouse DateTime64 text (UTC) back to epoch ms. */

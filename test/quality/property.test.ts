@@ -100,7 +100,7 @@ t.test(
             }
             const res = tl.insert({ ...r })
             if (res.duplicate) return false
-            store.set(key(r), { ...r, flags: res.flags })
+            store.set(key(r), { ...r, flags: [...res.flags] })
             for (const c of res.changed) {
               if (!store.has(key(c))) return false
               store.set(key(c), c)

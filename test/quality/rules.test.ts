@@ -217,7 +217,7 @@ t.test(
     let last: QualityFlag[] = []
     for (const r of series) {
       const res = tl.insert(r)
-      if (!res.duplicate) last = res.flags
+      if (!res.duplicate) last = [...res.flags]
     }
     t.same(last, ['implausible_rate'], '42/h > 10 × 4/h')
     // at minute 5: the old reading at 15 now covers 10 minutes → 6/h, baseline of the last one rises
