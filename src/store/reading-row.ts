@@ -1,6 +1,6 @@
 import type { BodyWriter } from './body-writer.js'
 import { STATUS_MARK } from './rollup-feed.js'
-import { numOrNull, tsvArray, tsvNum, tsvOrNull, tsvText } from './sql.js'
+import { numOrNull, tsvArray, tsvNum, tsvOrNull, tsvText, versionText } from './sql.js'
 
 // A stored `readings` row as SELECT * returns it. 64-bit integers arrive as numbers from
 // chDB and as strings from a ClickHouse server, hence the unions.
@@ -169,7 +169,7 @@ export function writeReadingRow(
     : r.status
       ? `\t1\t${tsvArray(r.status.rawFlags)}\t${tsvArray(r.status.statuses)}`
       : '\t0\t[]\t[]'
-  const tail = `\t${r.ingestedAt}\t${r.version}${status}\n`
+  const tail = `\t${r.ingestedAt}\t${versionText(r.version)}${status}\n`
   const raw = r.rawTsv
   if (typeof raw === 'string') out.text(head + raw + tail)
   else if (raw instanceof Uint8Array) {
@@ -189,7 +189,7 @@ export function writeReadingRow(
  */
 export function readingFeedLine(heads: RowHeads, r: RowOut): string {
   const status = r.status
-    ? `,"version":${r.version},${STATUS_MARK},"status_raw_flags":${jsonStrings(r.status.rawFlags)},"status_codes":${jsonStrings(r.status.statuses)}`
+    ? `,"version":${versionText(r.version)},${STATUS_MARK},"status_raw_flags":${jsonStrings(r.status.rawFlags)},"status_codes":${jsonStrings(r.status.statuses)}`
     : ''
   return `${heads.feed}${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
 }

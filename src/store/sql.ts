@@ -78,6 +78,26 @@ export const tsvOrNull = (v: string | null) => (v === null ? '\\N' : tsvText(v))
 /** A nullable number field; a non-finite number is NULL. */
 export const tsvNum = (v: number | null) => (v === null || !Number.isFinite(v) ? '\\N' : String(v))
 
+let versionHigh = NaN
+let versionHighText = ''
+
+/**
+ * A row version (a non-negative integer below 2^53: microseconds since the epoch, HLC) as
+ * text, as String(v) writes it. V8 writes such a number through its general double printer
+ * (~80 ns; the row's line with it was a third of `writeReadingRow`'s time in a service
+ * profile); here its digits above the last six, which change once a second, are kept, and
+ * the last six are written as a small integer (~35 ns).
+ */
+export function versionText(v: number): string {
+  const high = Math.floor(v / 1e6)
+  if (high === 0) return String(v)
+  if (high !== versionHigh) {
+    versionHigh = high
+    versionHighText = String(high)
+  }
+  return versionHighText + String(1e6 + (v - high * 1e6)).slice(1)
+}
+
 /** An Array(String) field. */
 export function tsvArray(items: readonly string[]): string {
   if (items.length === 0) return '[]'
