@@ -26,6 +26,10 @@ function digits(s: string, i: number, len: number): number {
 // of a batch mostly share their day, and Date.UTC per reading was most of this parse.
 let lastDate = ''
 let lastDayMs = 0
+// The last canonical text read and its time: a gateway's request often carries one
+// recorded_at for all its meters (interval meters report on the quarter hour).
+let lastText = ''
+let lastMs = 0
 
 /**
  * `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString` writes, so what most devices send) read
@@ -66,8 +70,15 @@ function parseCanonical(s: string): number | null | undefined {
 
 /** Epoch ms of an ISO 8601 date-time, or null when it is not one (or not a real date). */
 export function parseIsoTimestamp(s: string): number | null {
+  if (s === lastText) return lastMs
   const fast = parseCanonical(s)
-  if (fast !== undefined) return fast
+  if (fast !== undefined) {
+    if (fast !== null) {
+      lastText = s
+      lastMs = fast
+    }
+    return fast
+  }
   const m = ISO.exec(s)
   if (!m) return null
   const [, y, mo, d, h, mi, sec = '00', frac = '', zone = 'Z'] = m

@@ -40,3 +40,13 @@ t.test(
     t.equal(parseIsoTimestamp('2026-11-22T10:0a:00.000Z'), null)
   },
 )
+
+t.test('the same text again, other texts between and impossible ones after', async (t) => {
+  const a = '2026-11-28T07:45:00.000Z'
+  const b = '2026-11-28T07:45:00.001Z'
+  const seq = [a, a, b, a, '2026-02-30T00:00:00.000Z', a, b, b, '2026-11-28T07:45:00Z', a]
+  t.same(
+    seq.map((s) => parseIsoTimestamp(s)),
+    seq.map((s) => (s.startsWith('2026-02-30') ? null : Date.parse(s))),
+  )
+})
