@@ -307,13 +307,15 @@ export class MeterActor {
     for (const r of sorted) {
       const again = prev !== null && prev.recordedAt === r.recordedAt && prev.kind === r.kind
       prev = r
-      if (again || tl.has(r.kind, r.recordedAt)) {
+      // Newer than anything stored (`latest`): not in the window either, which is not read
+      // (most readings; the window is the actor's memory least likely to be in a cache).
+      const known = r.recordedAt <= this.latest[r.kind]
+      if (again || (known && tl.has(r.kind, r.recordedAt))) {
         r.verdict = 'duplicate'
         continue
       }
       // Newer than anything stored, or inside the window's complete part: the window knows.
-      if (r.recordedAt <= this.latest[r.kind] && r.recordedAt <= this.completeAfter[r.kind])
-        (turn.ask ??= []).push(r)
+      if (known && r.recordedAt <= this.completeAfter[r.kind]) (turn.ask ??= []).push(r)
       turn.created = append(turn.created, r)
     }
   }

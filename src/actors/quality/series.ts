@@ -51,7 +51,7 @@ export class Series {
 
   /** Time of the newest reading; -Infinity when there is none. */
   lastT(): number {
-    return this.length ? this.t(this.length - 1) : -Infinity
+    return this.length ? this.d[(this.head + this.length - 1) * STRIDE]! : -Infinity
   }
 
   flags(i: number): readonly QualityFlag[] {
