@@ -99,7 +99,9 @@ export class MeterTimeline {
 
   has(kind: Kind, t: number): boolean {
     const inv = this.invalid[kind]
-    if (inv.size > 0 && inv.has(t)) return true
+    // Past the newest invalid one (a meter without canonical values, reporting in order):
+    // no look-up in the Map.
+    if (inv.size > 0 && t <= this.invalidOrder[kind].newest && inv.has(t)) return true
     const arr = this.valid[kind]
     // Past the newest (a reading in order): no search.
     if (t > arr.lastT()) return false
