@@ -27,8 +27,9 @@ function digits(s: string, i: number, len: number): number {
 let lastDate = ''
 let lastDayMs = 0
 // The last canonical text read and its time: a gateway's request often carries one
-// recorded_at for all its meters (interval meters report on the quarter hour).
-let lastText = ''
+// recorded_at for all its meters (interval meters report on the quarter hour). Null until
+// one is read: '' must not read as the epoch.
+let lastText: string | null = null
 let lastMs = 0
 
 /**

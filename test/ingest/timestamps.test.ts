@@ -1,6 +1,10 @@
 import t from 'tap'
 import { parseIsoTimestamp } from '../../src/ingest/timestamps.js'
 
+t.test('an empty text is no time, before any other was read', async (t) => {
+  t.equal(parseIsoTimestamp(''), null)
+})
+
 t.test('the toISOString form is read exactly (fast path), over many random instants', async (t) => {
   let mismatches = 0
   for (let k = 0; k < 20_000; k++) {

@@ -18,9 +18,9 @@ const NONE = -Infinity
  * window that moves with every reading then made the GC promote, mark and sweep one per
  * reading stored. Here a reading is 32 bytes in two arrays that V8 grows in place, dropping
  * from the old end moves an offset, and an append writes into room already there (or moves
- * the readings down into the room the dropped ones left). (Plain
- * arrays, not Float64Arrays: those keep their bytes outside the heap, and V8 answered their
- * growth with more full collections.)
+ * the readings down into the room the dropped ones left). Plain arrays, not Float64Arrays:
+ * those keep their bytes outside the heap, and V8 answered their growth with more full
+ * collections.
  */
 export class Series {
   private d: number[] = []
