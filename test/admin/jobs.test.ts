@@ -27,6 +27,18 @@ async function waitImport(id: number) {
   }
   throw new Error('import did not finish')
 }
+/**
+ * The import's `import.completed` events once there is one: the job saves its record before
+ * it emits, so a poll can read the import finished a moment before the event is there.
+ */
+async function completedEvents() {
+  for (let i = 0; i < 200; i++) {
+    const ev = events.filter((e) => e.event === 'import.completed')
+    if (ev.length) return ev
+    await new Promise((ok) => setTimeout(ok, 25))
+  }
+  return []
+}
 const line = (meter: string, minute: number, value = 1) =>
   JSON.stringify({
     meter,
@@ -49,7 +61,7 @@ t.test('import: NDJSON through the ingest path, then import.completed', async (t
   t.same(r.body.data, { id: r.body.data.id, status: 'running' })
   const done = await waitImport(r.body.data.id)
   t.match(done, { status: 'completed', accepted: 3, duplicates: 1, rejected: 0, error: null })
-  const ev = events.filter((e) => e.event === 'import.completed')
+  const ev = await completedEvents()
   t.equal(ev.length, 1)
   t.same(ev[0]!.data, {
     import_id: done.id,
@@ -69,7 +81,7 @@ t.test('import: a bad line fails the import naming the line; nothing stored', as
   let done = await waitImport(r.body.data.id)
   t.equal(done.status, 'failed')
   t.match(done.error, /^line 2: not valid JSON/)
-  t.match(events.find((e) => e.event === 'import.completed')!.data, {
+  t.match((await completedEvents())[0]?.data, {
     status: 'failed',
     accepted: 0,
   })
