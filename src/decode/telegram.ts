@@ -95,7 +95,7 @@ export function cryptoStep(core: DecoderCore, key: Uint8Array): number {
     msg[0] = F[mclOff]!
     msg.set(F.subarray(ctrOff, ctrOff + 4), 1)
     msg.set(F.subarray(tpl, end), 5)
-    const mac = cmac(kmac, msg)
+    const mac = cmac(kmac, msg, false)
     const macOff = CTRL[S.MAC_OFF]!
     const macLen = CTRL[S.MAC_LEN]!
     let same = macLen > 0
@@ -105,7 +105,7 @@ export function cryptoStep(core: DecoderCore, key: Uint8Array): number {
       CTRL[S.REASON] = E.MAC
       return -1
     }
-    F.set(aesCbcDecrypt(kenc, new Uint8Array(16), orig), off)
+    F.set(aesCbcDecrypt(kenc, new Uint8Array(16), orig, false), off)
   } else {
     CTRL[S.REASON] = E.UNSUPPORTED_SEC
     return -1
