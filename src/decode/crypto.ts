@@ -68,6 +68,8 @@ export function sweepKeys(now = Date.now()): void {
 
 /** The key's kept ciphers, made room for if there is any; null where there is none. */
 function keptFor(key: Uint8Array): KeyCiphers | null {
+  // AES-128 keys only; anything else goes the one-off way (and is refused there).
+  if (key.length !== 16) return null
   const h = keyHash(key)
   const c = kept.get(h)
   if (c !== undefined) {

@@ -123,6 +123,20 @@ t.test(
   },
 )
 
+t.test(
+  'a key that is not 16 bytes is refused as node:crypto refuses it, and not kept',
+  async (t) => {
+    const before = keptKeys()
+    const iv = randomBytes(16)
+    const data = randomBytes(32)
+    for (const len of [8, 24, 32]) {
+      t.throws(() => aesCbcDecrypt(randomBytes(len), iv, data), `${len} bytes`)
+      t.throws(() => aesCtr(randomBytes(len), iv, data), `${len} bytes, CTR`)
+    }
+    t.equal(keptKeys(), before)
+  },
+)
+
 t.test('a one-off key is not kept', async (t) => {
   const before = keptKeys()
   const key = randomBytes(16)
