@@ -78,8 +78,9 @@ function keptFor(key: Uint8Array): KeyCiphers | null {
     return c
   }
   if (kept.size >= MAX_KEPT_KEYS) {
-    if (Date.now() - lastSweep < SWEEP_MS) return null
-    sweepKeys()
+    const now = Date.now()
+    if (now - lastSweep < SWEEP_MS) return null
+    sweepKeys(now)
     if (kept.size >= MAX_KEPT_KEYS) return null
   }
   const made: KeyCiphers = {
@@ -98,12 +99,14 @@ function keptFor(key: Uint8Array): KeyCiphers | null {
 }
 
 /** ECB ciphers never see `final()`: one stays usable for any number of whole blocks. */
+function ecbEncryptor(key: Uint8Array): Cipheriv {
+  const e = createCipheriv('aes-128-ecb', key, null)
+  e.setAutoPadding(false)
+  return e
+}
+
 function encryptorOf(key: Uint8Array, c: KeyCiphers): Cipheriv {
-  if (!c.enc) {
-    c.enc = createCipheriv('aes-128-ecb', key, null)
-    c.enc.setAutoPadding(false)
-  }
-  return c.enc
+  return (c.enc ??= ecbEncryptor(key))
 }
 
 function decryptorOf(key: Uint8Array, c: KeyCiphers): Decipheriv {
@@ -200,8 +203,7 @@ export function cmac(key: Uint8Array, msg: Uint8Array, keep = true): Buffer {
   } else {
     // One ECB cipher for the subkeys and the chain: cheaper than a second, CBC, cipher for
     // messages of a few blocks (mode 7's MAC: kept-key mode 7 72 k/s that way, 107 k/s so).
-    enc = createCipheriv('aes-128-ecb', key, null)
-    enc.setAutoPadding(false)
+    enc = ecbEncryptor(key)
     k1 = dbl(enc.update(ZERO))
     k2 = dbl(k1)
   }
