@@ -2,12 +2,8 @@
 // saldo register, the whole shape-A item as raw payload. As JSONEachRow (the insert bench)
 // and as the readings writer sends them (the storage ceiling).
 import { BodyWriter } from '../../src/store/body-writer.js'
-import {
-  readingFeedLine,
-  rowHeads,
-  rowOutOf,
-  writeReadingRow,
-} from '../../src/store/reading-row.js'
+import { FeedRows } from '../../src/store/feed-rows.js'
+import { rowHeads, rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 
 const START = Date.UTC(2026, 0, 1)
@@ -55,23 +51,22 @@ export function readingRowsWriter(lane: number): (rows: number) => string {
 /**
  * The same rows as the readings writer hands them to the store: TabSeparated through
  * `writeReadingRow` (status columns included, as the embedded engine has them), and their
- * rollup feed lines (`ROLLUP_FEED`'s columns).
+ * rollup feed rows (src/store/feed-rows.ts).
  */
 export function readingBodiesWriter(
   lane: number,
-): (rows: number) => { body: Buffer; feed: string } {
+): (rows: number) => { body: Buffer; feed: Buffer } {
   const json = readingRowsWriter(lane)
   return (rows) => {
     const out = new BodyWriter()
-    let feed = ''
+    const feed = new FeedRows(rows)
     for (const line of json(rows).split('\n')) {
       if (!line) continue
       const r = JSON.parse(line)
       const row = rowOutOf(r)
-      const heads = rowHeads(r.workspace_id, r.meter_id)
-      writeReadingRow(out, heads, row, true)
-      feed += readingFeedLine(heads, row)
+      writeReadingRow(out, rowHeads(r.workspace_id, r.meter_id), row, true)
+      feed.row(r.workspace_id, r.meter_id, row)
     }
-    return { body: out.take(), feed }
+    return { body: out.take(), feed: feed.take() }
   }
 }

@@ -40,15 +40,15 @@ const results: {
   cpuMsPer1k: number
 }[] = []
 async function measure(size: number, rollup: boolean) {
-  const ready: { body: Buffer; feed: string }[] = []
+  const ready: { body: Buffer; feed: Buffer }[] = []
   // (At most ~150 k rows/s worth: building bodies is slow; a faster chDB just ends early.)
   const count = Math.max(4, Math.min(400, Math.ceil((seconds * 150_000) / size)))
   for (let i = 0; i < count; i++) ready.push(body(size))
   // With the rollup: the path of the group-commit writer, the rollup written apart
   // (src/store/rollup-feed.ts) and done before the clock stops.
-  const insert = async (rows: { body: Buffer; feed: string }) => {
+  const insert = async (rows: { body: Buffer; feed: Buffer }) => {
     await sql.insert('readings', rows.body, insertOptions)
-    if (rollup) rollupFeed(sql)!.add(rows.feed)
+    if (rollup) rollupFeed(sql)!.addRows(rows.feed)
   }
   await insert(ready[0]!) // warm
   await rollupCurrent(sql)

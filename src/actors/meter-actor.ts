@@ -9,13 +9,13 @@
 import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import type { BodyWriter } from '../store/body-writer.js'
+import type { FeedRows } from '../store/feed-rows.js'
 import { chTime, parseChTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
 import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
 import {
-  readingFeedLine,
   rowHeads,
   rowOutOf,
   writeReadingRow,
@@ -389,6 +389,7 @@ export class MeterActor {
       turn.rows = append(turn.rows, {
         kind: r.kind,
         recordedAt: chTime(r.recordedAt),
+        recordedAtMs: r.recordedAt,
         value: r.value,
         unit: r.unit,
         canonicalValue: c.canonicalValue,
@@ -408,7 +409,7 @@ export class MeterActor {
     turn.changed = changed
     if (!changed) return
     const own = new Map<string, RowOut>()
-    for (const row of turn.rows) own.set(`${row.kind}:${parseChTime(row.recordedAt)}`, row)
+    for (const row of turn.rows) own.set(key(row.kind, row.recordedAtMs), row)
     for (const [k, flags] of changed) {
       const mine = own.get(k)
       if (mine) mine.flags = flags
@@ -478,15 +479,15 @@ export class MeterActor {
     for (const row of turn.rows) writeReadingRow(out, heads, row, carried)
   }
 
-  /** The same rows' rollup feed lines, where the rollup is fed apart (Store.rollupFedApart). */
-  feedBody(turn: Turn, out: BodyWriter): void {
-    const heads = this.rowHeads()
-    for (const row of turn.rows) out.text(readingFeedLine(heads, row))
+  /** The same rows' rollup feed rows, where the rollup is fed apart (Store.rollupFedApart). */
+  feedRows(turn: Turn, out: FeedRows): void {
+    const { workspace_id: ws, id } = this.meter
+    for (const row of turn.rows) out.row(ws, id, row)
   }
 
   private heads: RowHeads | null = null
 
-  /** The start of this meter's rows and feed lines (its workspace and id never change). */
+  /** The start of this meter's rows (its workspace and id never change). */
   private rowHeads(): RowHeads {
     return (this.heads ??= rowHeads(this.meter.workspace_id, this.meter.id))
   }

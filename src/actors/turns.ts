@@ -6,6 +6,7 @@
 // Each actor is in at most one running batch (registry.ts), so its turns stay one at a time.
 import { apiError } from '../errors.js'
 import { BodyWriter } from '../store/body-writer.js'
+import { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { OutboxEvent } from '../events/outbox.js'
@@ -182,21 +183,21 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
   const live = turns.filter((t) => t.failed === undefined)
   let statusRows = ''
   let statusCount = 0
-  // The rows and their rollup feed lines go into bytes outside the V8 heap, and the rows'
+  // The rows and their rollup feed rows go into bytes outside the V8 heap, and the rows'
   // objects are let go: nothing of them has to live through the INSERT. A gateway turn's
   // rows and feed lines were a quarter of what the young generation copied at each
   // scavenge (live-object heap profile), and most of that was promoted and died in old space.
   const body = new BodyWriter(env.store.bodyBlocks)
-  const feed = env.store.rollupFedApart ? new BodyWriter() : null
   let rows = 0
+  for (const t of live) rows += t.rows.length
+  const feed = env.store.rollupFedApart ? new FeedRows(rows) : null
   for (const t of live) {
     if (t.status) {
       statusRows += t.status.rows
       statusCount += t.status.count
     }
     t.actor.body(t, body)
-    if (feed) t.actor.feedBody(t, feed)
-    rows += t.rows.length
+    if (feed) t.actor.feedRows(t, feed)
     t.rows = []
   }
   try {
@@ -206,7 +207,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     return
   }
   try {
-    await env.store.readings.write(body.takeParts(), rows, undefined, feed?.takeParts())
+    await env.store.readings.write(body.takeParts(), rows, undefined, feed?.take())
     // The INSERT has ended: its blocks serve the next body. Not after a failure, where a
     // transport may not be done with them (they are left to the GC then).
     body.release()

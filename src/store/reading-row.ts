@@ -1,6 +1,5 @@
 import type { BodyWriter } from './body-writer.js'
-import { STATUS_MARK } from './rollup-feed.js'
-import { numOrNull, tsvArray, tsvNum, tsvOrNull, tsvText, versionText } from './sql.js'
+import { parseChTime, tsvArray, tsvNum, tsvOrNull, tsvText, versionText } from './sql.js'
 
 // A stored `readings` row as SELECT * returns it. 64-bit integers arrive as numbers from
 // chDB and as strings from a ClickHouse server, hence the unions.
@@ -27,6 +26,8 @@ export interface StoredReadingRow {
 export interface RowOut {
   kind: string
   recordedAt: string
+  /** `recordedAt` as epoch ms (the rollup feed's row, feed-rows.ts). */
+  recordedAtMs: number
   value: number
   unit: string | null
   canonicalValue: number | null
@@ -44,6 +45,7 @@ export function rowOutOf(old: StoredReadingRow): RowOut {
   return {
     kind: old.kind,
     recordedAt: old.recorded_at,
+    recordedAtMs: parseChTime(old.recorded_at),
     value: Number(old.value),
     unit: old.unit,
     canonicalValue: old.canonical_value === null ? null : Number(old.canonical_value),
@@ -84,17 +86,15 @@ export const readingsColumns = (statusCarried: boolean): readonly string[] =>
   statusCarried ? WITH_STATUS : COLUMNS
 
 /**
- * The start of every readings row of one meter (its first two columns), and of its rollup
- * feed lines: made once per meter by its actor, not twice per row.
+ * The start of every readings row of one meter (its first two columns): made once per meter
+ * by its actor, not per row.
  */
 export interface RowHeads {
   row: string
-  feed: string
 }
 
 export const rowHeads = (ws: number, meterId: number): RowHeads => ({
   row: `${ws}\t${meterId}\t`,
-  feed: `{"workspace_id":${ws},"meter_id":${meterId},"kind":"`,
 })
 
 /**
@@ -182,18 +182,3 @@ export function writeReadingRow(
         `"unit":"${r.unit}","recorded_at":"${raw.recordedAtText}"}${tail}`,
     )
 }
-
-/**
- * The row's line for the rollup feed: the columns the rollup reads (rollup-feed.ts), and
- * those of the status report it carries (status.ts).
- */
-export function readingFeedLine(heads: RowHeads, r: RowOut): string {
-  const status = r.status
-    ? `,"version":${versionText(r.version)},${STATUS_MARK},"status_raw_flags":${jsonStrings(r.status.rawFlags)},"status_codes":${jsonStrings(r.status.statuses)}`
-    : ''
-  return `${heads.feed}${r.kind}","recorded_at":"${r.recordedAt}","canonical_value":${numOrNull(r.canonicalValue)}${status}}\n`
-}
-
-/** JSON of a list of strings; most status reports have none (every telegram carries one). */
-const jsonStrings = (items: readonly string[]): string =>
-  items.length === 0 ? '[]' : JSON.stringify(items)

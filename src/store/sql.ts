@@ -19,6 +19,11 @@ export interface InsertOptions {
    * (docs/benchmarks.md).
    */
   columns?: readonly string[]
+  /**
+   * The rows are RowBinary of `columns` instead of TabSeparated: the rollup feed's rows
+   * (feed-rows.ts), which the embedded engine reads from a file only.
+   */
+  binary?: boolean
   /** Fields the table has no column for are skipped (the rollup feed reads readings rows). */
   skipUnknownFields?: boolean
   /**
@@ -36,7 +41,11 @@ export const insertColumns = (opts: InsertOptions) =>
 
 /** The input format of an INSERT made with `opts`. */
 export const insertFormat = (opts: InsertOptions) =>
-  opts.columns ? ('TabSeparated' as const) : ('JSONEachRow' as const)
+  opts.columns
+    ? opts.binary
+      ? ('RowBinary' as const)
+      : ('TabSeparated' as const)
+    : ('JSONEachRow' as const)
 
 /**
  * ClickHouse settings of an INSERT, the same for both transports. A JSON object in a String

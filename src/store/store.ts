@@ -57,8 +57,8 @@ export class Store {
     private readonly coord: Coord,
   ) {
     // Embedded: stored rows go on to the rollup, written apart (rollup-feed.ts), as the
-    // feed lines their writers gave along (every write gives them: the rows themselves are
-    // TabSeparated, the feed reads JSONEachRow).
+    // feed rows their writers gave along (every write gives them: the rows themselves are
+    // TabSeparated, the feed's are RowBinary, feed-rows.ts).
     const feed = rollupFeed(sql)
     this.rollupFedApart = feed !== null
     // Both tables are read under FINAL, argMax, LIMIT 1 BY or GROUP BY (history.ts,
@@ -66,7 +66,7 @@ export class Store {
     const insert = { collapseInMerges: true }
     this.readings = new GroupCommit(sql, 'readings', {
       insert: { ...insert, columns: readingsColumns(feed !== null) },
-      ...(feed ? { stored: (_rows, feedLines) => feed.add(feedLines) } : {}),
+      ...(feed ? { stored: (_rows, feedRows) => feed.addRows(feedRows) } : {}),
     })
     this.statusReports = new GroupCommit(sql, 'status_reports', { insert })
   }

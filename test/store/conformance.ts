@@ -4,9 +4,9 @@
 import type { Test } from 'tap'
 import { FILE_BODY_MIN_BYTES } from '../../src/store/body-files.js'
 import { BodyWriter } from '../../src/store/body-writer.js'
+import { FEED_COLUMNS, FeedRows } from '../../src/store/feed-rows.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import {
-  readingFeedLine,
   readingsColumns,
   rowHeads,
   writeReadingRow,
@@ -343,6 +343,7 @@ export function storeConformance(t: Test, sql: Sql): void {
       const odd: RowOut = {
         kind: 'saldo',
         recordedAt: '2026-03-01 10:00:00.123',
+        recordedAtMs: Date.parse('2026-03-01T10:00:00.123Z'),
         value: 1e-7,
         unit: 'k\tW\\h\nx\\N\r',
         canonicalValue: null,
@@ -517,6 +518,7 @@ export function upgradeConformance(t: Test, sql: Sql): void {
       kind: i % 2 ? 'saldo' : 'consumption',
       // One off the whole second: its rollup identity moves by milliseconds (migration 18).
       recordedAt: chTime(Date.UTC(2026, 2, 1) + i * 60_000 + (i === 7 ? 250 : 0)),
+      recordedAtMs: Date.UTC(2026, 2, 1) + i * 60_000 + (i === 7 ? 250 : 0),
       value: i,
       unit: [null, 'kwh', 'm3', "it's\tab\t"][i % 4]!,
       canonicalValue: i % 4 ? i : null,
@@ -616,9 +618,9 @@ export function upgradeConformance(t: Test, sql: Sql): void {
     // A replay of a stored reading now makes its hour dirty: the same identity, two rows.
     const replay = rows[7]!
     if (carried) {
-      const feed = new BodyWriter()
-      feed.text(readingFeedLine(rowHeads(88, 8), replay))
-      await sql.insert(ROLLUP_FEED, feed.take(), { skipUnknownFields: true })
+      const feed = new FeedRows()
+      feed.row(88, 8, replay)
+      await sql.insert(ROLLUP_FEED, feed.take(), { columns: FEED_COLUMNS, binary: true })
     } else {
       const again = new BodyWriter()
       writeReadingRow(again, rowHeads(88, 8), replay, carried)

@@ -46,6 +46,7 @@ t.test('the row carries JSON.stringify of the item, for any item either way', as
     const row: RowOut = {
       kind: it.kind,
       recordedAt: '2026-11-27 02:09:23.974',
+      recordedAtMs: Date.parse('2026-11-27T02:09:23.974Z'),
       value: it.value as number,
       unit: it.unit,
       canonicalValue: null,

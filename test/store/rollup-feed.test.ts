@@ -9,6 +9,7 @@ import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js
 import { withReadingsPartsHeld } from '../../src/store/crash-window.js'
 import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
 import { BodyWriter } from '../../src/store/body-writer.js'
+import { FeedRows } from '../../src/store/feed-rows.js'
 import { rowHeads, rowOutOf, writeReadingRow } from '../../src/store/reading-row.js'
 import { chTime } from '../../src/store/sql.js'
 import {
@@ -48,17 +49,19 @@ function rows(meter: number, n: number, from = 0): string {
 
 /**
  * Readings rows given as JSON lines (`rows`, `withStatus`) through the readings writer as the
- * actor hands them in: TabSeparated rows, and the same lines for the rollup feed.
+ * actor hands them in: TabSeparated rows, and their rollup feed rows.
  */
 async function write(lines: string, n: number): Promise<void> {
   const body = new BodyWriter()
+  const feed = new FeedRows()
   for (const line of lines.split('\n')) {
     if (!line) continue
     const r = JSON.parse(line)
     const row = rowOutOf({ ...r, raw_payload: JSON.stringify(r.raw_payload) })
     writeReadingRow(body, rowHeads(r.workspace_id, r.meter_id), row, true)
+    feed.row(r.workspace_id, r.meter_id, row)
   }
-  await store.readings.write(body.take(), n, undefined, lines)
+  await store.readings.write(body.take(), n, undefined, feed.take())
 }
 
 async function rollupRows(meter: number): Promise<number> {
