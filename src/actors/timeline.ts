@@ -29,7 +29,8 @@ function copy(r: TimelineReading): TimelineReading {
   return { ...r, flags: [...r.flags] }
 }
 
-const NOTHING_DROPPED: Readonly<Record<Kind, number>> = Object.freeze({
+/** What `retain` answers when it dropped nothing (most turns): one shared object. */
+export const NOTHING_DROPPED: Readonly<Record<Kind, number>> = Object.freeze({
   consumption: -Infinity,
   saldo: -Infinity,
 })
@@ -68,15 +69,15 @@ function reading(kind: Kind, s: Series, i: number): TimelineReading {
 export class MeterTimeline {
   private readonly ctx: MeterQualityContext
   private readonly valid: Record<Kind, Series> = { consumption: new Series(), saldo: new Series() }
-  private readonly invalid: Record<Kind, Map<number, TimelineReading>> = {
-    consumption: new Map(),
-    saldo: new Map(),
-  }
-  /** Per kind: whether `invalid` holds its times in ascending (insertion) order, and the newest. */
-  private readonly invalidOrder: Record<Kind, InvalidOrder> = {
-    consumption: { ascending: true, newest: -Infinity },
-    saldo: { ascending: true, newest: -Infinity },
-  }
+  /**
+   * Per kind, the invalid readings held, made with the first one: most meters never send
+   * one, and every turn asked both kinds' Maps whether they held any. Those were a Map and
+   * its table per kind to read, a first touch of memory no other part of the turn brought
+   * near: the lines of `insert` and `retain` asking them were ~8 % of the gateway's main
+   * thread samples (service profile).
+   */
+  private invalidC: InvalidReadings | null = null
+  private invalidS: InvalidReadings | null = null
 
   constructor(ctx: MeterQualityContext, initial?: TimelineReading[]) {
     this.ctx = { ...ctx, exchanges: [...ctx.exchanges] }
@@ -97,11 +98,15 @@ export class MeterTimeline {
     }
   }
 
+  private invalid(kind: Kind): InvalidReadings | null {
+    return kind === 'saldo' ? this.invalidS : this.invalidC
+  }
+
   has(kind: Kind, t: number): boolean {
-    const inv = this.invalid[kind]
+    const inv = this.invalid(kind)
     // Past the newest invalid one (a meter without canonical values, reporting in order):
     // no look-up in the Map.
-    if (inv.size > 0 && t <= this.invalidOrder[kind].newest && inv.has(t)) return true
+    if (inv !== null && t <= inv.newest && inv.byTime.has(t)) return true
     const arr = this.valid[kind]
     // Past the newest (a reading in order): no search.
     if (t > arr.lastT()) return false
@@ -110,7 +115,7 @@ export class MeterTimeline {
 
   /** The reading stored in the window at (kind, t), as a copy. */
   get(kind: Kind, t: number): TimelineReading | undefined {
-    const inv = this.invalid[kind].get(t)
+    const inv = this.invalid(kind)?.byTime.get(t)
     if (inv) return copy(inv)
     const arr = this.valid[kind]
     const i = arr.indexOf(t)
@@ -123,7 +128,7 @@ export class MeterTimeline {
     for (const kind of KINDS) {
       const arr = this.valid[kind]
       for (let i = 0; i < arr.length; i++) all.push(reading(kind, arr, i))
-      for (const r of this.invalid[kind].values()) all.push(copy(r))
+      for (const r of this.invalid(kind)?.byTime.values() ?? []) all.push(copy(r))
     }
     return all.sort(
       (a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0),
@@ -131,7 +136,7 @@ export class MeterTimeline {
   }
 
   get size(): number {
-    return KINDS.reduce((n, k) => n + this.valid[k].length + this.invalid[k].size, 0)
+    return KINDS.reduce((n, k) => n + this.valid[k].length + (this.invalid(k)?.byTime.size ?? 0), 0)
   }
 
   earliest(): number | null {
@@ -139,7 +144,8 @@ export class MeterTimeline {
     for (const kind of KINDS) {
       const arr = this.valid[kind]
       if (arr.length && (best === null || arr.t(0) < best)) best = arr.t(0)
-      for (const t of this.invalid[kind].keys()) if (best === null || t < best) best = t
+      for (const t of this.invalid(kind)?.byTime.keys() ?? [])
+        if (best === null || t < best) best = t
     }
     return best
   }
@@ -147,7 +153,7 @@ export class MeterTimeline {
   latest(kind: Kind): number | null {
     const arr = this.valid[kind]
     let best: number | null = arr.length ? arr.lastT() : null
-    for (const t of this.invalid[kind].keys()) if (best === null || t > best) best = t
+    for (const t of this.invalid(kind)?.byTime.keys() ?? []) if (best === null || t > best) best = t
     return best
   }
 
@@ -185,12 +191,7 @@ export class MeterTimeline {
     for (const kind of KINDS) {
       const arr = this.valid[kind]
       if (arr.length > k) arr.dropFirst(arr.length - k)
-      dropInvalid(
-        this.invalid[kind],
-        this.invalidOrder[kind],
-        arr.length ? arr.t(0) : Number.NEGATIVE_INFINITY,
-        k,
-      )
+      this.invalid(kind)?.drop(arr.length ? arr.t(0) : Number.NEGATIVE_INFINITY, k)
     }
   }
 
@@ -233,12 +234,11 @@ export class MeterTimeline {
         ;(dropped ??= { consumption: -Infinity, saldo: -Infinity })[kind] = arr.t(cut - 1)
         arr.dropFirst(cut)
       }
-      const inv = this.invalid[kind]
-      if (!inv.size) continue
-      const order = this.invalidOrder[kind]
+      const inv = this.invalid(kind)
+      if (inv === null || !inv.byTime.size) continue
       // Without a valid reading kept, the span counts back from the newest invalid one.
-      const floor = arr.length ? arr.t(0) : order.newest - spanMs
-      const last = dropInvalid(inv, order, floor, max)
+      const floor = arr.length ? arr.t(0) : inv.newest - spanMs
+      const last = inv.drop(floor, max)
       if (last !== null) {
         dropped ??= { consumption: -Infinity, saldo: -Infinity }
         dropped[kind] = Math.max(dropped[kind], last)
@@ -248,14 +248,13 @@ export class MeterTimeline {
   }
 
   private addInvalid(kind: Kind, t: number, r: TimelineReading): void {
-    const inv = this.invalid[kind]
-    const o = this.invalidOrder[kind]
-    if (inv.size === 0) {
-      o.ascending = true
-      o.newest = t
-    } else if (t < o.newest) o.ascending = false
-    else o.newest = t
-    inv.set(t, r)
+    let inv = this.invalid(kind)
+    if (inv === null) {
+      inv = new InvalidReadings()
+      if (kind === 'saldo') this.invalidS = inv
+      else this.invalidC = inv
+    }
+    inv.add(t, r)
   }
 
   insert(
@@ -374,40 +373,48 @@ class Hits {
 
 const HITS = new Hits()
 
-interface InvalidOrder {
-  ascending: boolean
-  newest: number
-}
+/** One kind's invalid readings held, by time, with whether they were added in time order. */
+class InvalidReadings {
+  readonly byTime = new Map<number, TimelineReading>()
+  /** `byTime` holds its times in ascending (insertion) order. */
+  ascending = true
+  newest = -Infinity
 
-/**
- * Drops the invalid readings older than `floor`, and the oldest beyond `max` (`retain`,
- * `trim`). Returns the newest time dropped, or null. Readings mostly arrive in order, and a
- * Map iterates in insertion order: then only what is dropped is visited. Copying and sorting
- * every time on every turn was a visible cost of meters whose readings are all invalid (up
- * to 512 held per kind: 13-16 µs per turn in a scratch loop, 2.4-3.2 without the sort). A
- * late reading puts the Map back in order once. Drops are always the oldest, so `newest`
- * stays right.
- */
-function dropInvalid(
-  inv: Map<number, TimelineReading>,
-  o: InvalidOrder,
-  floor: number,
-  max: number,
-): number | null {
-  if (!o.ascending) {
-    const sorted = [...inv].sort((a, b) => a[0] - b[0])
-    inv.clear()
-    for (const [t, r] of sorted) inv.set(t, r)
-    o.ascending = true
+  add(t: number, r: TimelineReading): void {
+    if (this.byTime.size === 0) {
+      this.ascending = true
+      this.newest = t
+    } else if (t < this.newest) this.ascending = false
+    else this.newest = t
+    this.byTime.set(t, r)
   }
-  let left = inv.size
-  let last: number | null = null
-  // In ascending order both conditions hold for a prefix only.
-  for (const t of inv.keys()) {
-    if (!(t < floor || left > max)) break
-    inv.delete(t)
-    left--
-    last = t
+
+  /**
+   * Drops the readings older than `floor`, and the oldest beyond `max` (`retain`, `trim`).
+   * Returns the newest time dropped, or null. Readings mostly arrive in order, and a Map
+   * iterates in insertion order: then only what is dropped is visited. Copying and sorting
+   * every time on every turn was a visible cost of meters whose readings are all invalid (up
+   * to 512 held per kind: 13-16 µs per turn in a scratch loop, 2.4-3.2 without the sort). A
+   * late reading puts the Map back in order once. Drops are always the oldest, so `newest`
+   * stays right.
+   */
+  drop(floor: number, max: number): number | null {
+    const inv = this.byTime
+    if (!this.ascending) {
+      const sorted = [...inv].sort((a, b) => a[0] - b[0])
+      inv.clear()
+      for (const [t, r] of sorted) inv.set(t, r)
+      this.ascending = true
+    }
+    let left = inv.size
+    let last: number | null = null
+    // In ascending order both conditions hold for a prefix only.
+    for (const t of inv.keys()) {
+      if (!(t < floor || left > max)) break
+      inv.delete(t)
+      left--
+      last = t
+    }
+    return last
   }
-  return last
 }
