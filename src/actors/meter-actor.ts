@@ -263,11 +263,13 @@ export class MeterActor {
       meter,
       tl: this.timeline,
       readings,
-      created: [],
+      // Shared and frozen until something is appended (`append`): a turn's three empty
+      // arrays were three more objects per meter of every request, alive through its INSERT.
+      created: NONE,
       ask: null,
-      rows: [],
+      rows: NONE,
       changed: null,
-      restate: [],
+      restate: NONE,
       status: null,
     }
   }
@@ -445,7 +447,7 @@ export class MeterActor {
       if (mine) mine.flags = flags
       else {
         const [kind, t] = k.split(':')
-        turn.restate.push({ kind: kind!, t: Number(t) })
+        turn.restate = append(turn.restate, { kind: kind!, t: Number(t) })
       }
     }
   }
@@ -458,7 +460,7 @@ export class MeterActor {
     for (const old of stored) {
       const flags = turn.changed!.get(key(old.kind, parseChTime(old.recorded_at)))
       if (!flags) continue
-      turn.rows.push({
+      turn.rows = append(turn.rows, {
         ...rowOutOf(old),
         flags,
         // Above the stored row's version, whichever instance's clock wrote it (HLC).
@@ -576,6 +578,9 @@ function sameSet(a: string[], b: string[]): boolean {
  * `arr` with `x` appended. The first element goes into a literal of one: an empty array's
  * first push reserves room for 16, and most turns of a gateway request hold one reading.
  */
+/** The empty array turns start with and go back to: frozen, so a push onto it throws. */
+export const NONE = Object.freeze([]) as never[]
+
 function append<T>(arr: T[], x: T): T[] {
   if (arr.length === 0) return [x]
   arr.push(x)

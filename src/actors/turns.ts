@@ -10,7 +10,7 @@ import { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { OutboxEvent } from '../events/outbox.js'
-import type { ActorEnv, Joined, MeterActor, Turn } from './meter-actor.js'
+import { NONE, type ActorEnv, type Joined, type MeterActor, type Turn } from './meter-actor.js'
 import { NEIGHBOURHOOD } from './quality/index.js'
 
 export interface BatchEntry {
@@ -198,7 +198,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     }
     t.actor.body(t, body)
     if (feed) t.actor.feedRows(t, feed)
-    t.rows = []
+    t.rows = NONE
   }
   try {
     if (statusCount) await env.store.statusReports.write(statusRows, statusCount)
