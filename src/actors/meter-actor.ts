@@ -574,13 +574,13 @@ function sameSet(a: string[], b: string[]): boolean {
   return b.every((x) => s.has(x))
 }
 
+/** The empty array turns start with and go back to: frozen, so a push onto it throws. */
+export const NONE = Object.freeze([]) as never[]
+
 /**
  * `arr` with `x` appended. The first element goes into a literal of one: an empty array's
  * first push reserves room for 16, and most turns of a gateway request hold one reading.
  */
-/** The empty array turns start with and go back to: frozen, so a push onto it throws. */
-export const NONE = Object.freeze([]) as never[]
-
 function append<T>(arr: T[], x: T): T[] {
   if (arr.length === 0) return [x]
   arr.push(x)

@@ -24,7 +24,7 @@ export const FEED_COLUMNS = [
 const TWO_32 = 4294967296
 /** Enum8 values of `kind` (the feed's and readings' column type). */
 const KIND_CODE: Record<string, number> = { consumption: 1, saldo: 2 }
-/** A row without a status report: everything after the canonical value. */
+/** The bytes of a row without a status report, at most (a null canonical value takes 8 fewer). */
 const FIXED_BYTES = 8 + 8 + 1 + 8 + 9 + 8 + 1 + 1 + 1
 const FIRST_BYTES = 16 << 10
 
@@ -45,17 +45,13 @@ export class FeedRows {
     this.reserve(s ? FIXED_BYTES + statusBytes(s.rawFlags) + statusBytes(s.statuses) : FIXED_BYTES)
     const d = this.view
     let p = this.pos
-    p = uint64(d, p, ws)
-    p = uint64(d, p, meterId)
+    p = int64(d, p, ws)
+    p = int64(d, p, meterId)
     const kind = KIND_CODE[r.kind]
     if (kind === undefined) throw new Error(`no rollup feed row for kind ${r.kind}`)
     d.setUint8(p++, kind)
     // DateTime64(3): signed milliseconds (readings reach back to 1900).
-    const t = r.recordedAtMs
-    const high = Math.floor(t / TWO_32)
-    d.setUint32(p, t - high * TWO_32, true)
-    d.setInt32(p + 4, high, true)
-    p += 8
+    p = int64(d, p, r.recordedAtMs)
     // Nullable(Float64): a null byte, then the value unless null (as JSON, not finite is null).
     const v = r.canonicalValue
     if (v === null || !Number.isFinite(v)) d.setUint8(p++, 1)
@@ -65,11 +61,11 @@ export class FeedRows {
       p += 8
     }
     if (!s) {
-      // version 0, has_status 0, two empty arrays: nine zero bytes and three more.
+      // version 0 (8 bytes), has_status 0, two empty arrays (a zero length each).
       for (let k = 0; k < 11; k++) d.setUint8(p + k, 0)
       this.pos = p + 11
     } else {
-      p = uint64(d, p, r.version)
+      p = int64(d, p, r.version)
       d.setUint8(p++, 1)
       p = this.strings(p, s.rawFlags)
       this.pos = this.strings(p, s.statuses)
@@ -110,11 +106,14 @@ function statusBytes(items: readonly string[]): number {
   return n
 }
 
-/** A UInt64 below 2^53, little-endian. */
-function uint64(d: DataView, p: number, v: number): number {
+/**
+ * An integer of magnitude below 2^53 as 64 bits, little-endian, two's complement: the same
+ * bytes for an Int64 (a time before 1970) and, when not negative, a UInt64 (ids, versions).
+ */
+function int64(d: DataView, p: number, v: number): number {
   const high = Math.floor(v / TWO_32)
   d.setUint32(p, v - high * TWO_32, true)
-  d.setUint32(p + 4, high, true)
+  d.setInt32(p + 4, high, true)
   return p + 8
 }
 
