@@ -17,7 +17,7 @@ import { storageCeiling } from './scenarios/storage-ceiling.js'
 import { telegram } from './scenarios/telegram.js'
 import { webhook } from './scenarios/webhook.js'
 import { decode, queries } from './scenarios/external.js'
-import { gateway, naive, provision, shared } from './scenarios/deployment.js'
+import { fleet, gateway, naive, provision, shared } from './scenarios/deployment.js'
 
 // Run order: ceilings the ingest scenarios compare with come first, except the storage
 // ceiling, which is measured after ingest at the insert sizes the writer produced.
@@ -31,6 +31,7 @@ const SCENARIOS: Record<string, (ctx: Ctx) => Promise<ScenarioResult>> = {
   gateway,
   shared,
   provision,
+  fleet,
   query: queries,
   decode,
 }

@@ -8,11 +8,13 @@
 // this is for comparing two trees of the code a few per cent apart (run it alternately).
 //
 //   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
-//     [--windows 2] [--shared [--late] | --telegram] [--top 15]
+//     [--windows 2] [--shared [--late] | --telegram | --fleet N] [--top 15]
 //
 // --shared: every lane names the same meters (the `shared` scenario's bodies), else each
 // lane its own (the `gateway` scenario's); --late: of those, every 10th reading 3 hours late
-// (the `shared 500, 10 % late by 3 h` row's); --telegram: the telegram gateway rows' plain
+// (the `shared 500, 10 % late by 3 h` row's); --fleet N: each lane owns N meters, every
+// request names the next `meters` of them, each meter reporting every 15 minutes (the
+// `fleet` scenario's bodies); --telegram: the telegram gateway rows' plain
 // wM-Bus bodies (decoded by one worker, whose time is not counted). Linux only (the main thread's CPU is read from /proc).
 import fs from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -31,12 +33,14 @@ const { values: o } = parseArgs({
     shared: { type: 'boolean', default: false },
     late: { type: 'boolean', default: false },
     telegram: { type: 'boolean', default: false },
+    fleet: { type: 'string', default: '0' },
     top: { type: 'string', default: '15' },
   },
 })
 const lanes = Number(o.lanes)
 const meters = Number(o.meters)
 const rounds = Number(o.rounds)
+const fleet = Number(o.fleet)
 
 interface SampledNode {
   callFrame: { functionName: string; url: string; lineNumber: number }
@@ -60,25 +64,27 @@ const plainFrames = () =>
     ) as Record<string, { hex: string }[]>
   ).plain!.map((f) => f.hex)
 const bodies = bodyFactory(
-  o.telegram
-    ? {
-        kind: 'telegramGateway',
-        batch: meters,
-        telegrams: plainFrames(),
-        suffix: 'plain',
-        startMs: start,
-        stepMs: 60_000,
-      }
-    : o.shared
+  fleet
+    ? { kind: 'fleet', batch: meters, meters: fleet, startMs: start, stepMs: 900_000 }
+    : o.telegram
       ? {
-          kind: 'shared',
+          kind: 'telegramGateway',
           batch: meters,
-          lanes,
+          telegrams: plainFrames(),
+          suffix: 'plain',
           startMs: start,
           stepMs: 60_000,
-          ...(o.late ? { lateEvery: 10, lateMs: 3 * 3_600_000 } : {}),
         }
-      : { kind: 'generic', batch: meters, meters, startMs: start, stepMs: 60_000 },
+      : o.shared
+        ? {
+            kind: 'shared',
+            batch: meters,
+            lanes,
+            startMs: start,
+            stepMs: 60_000,
+            ...(o.late ? { lateEvery: 10, lateMs: 3 * 3_600_000 } : {}),
+          }
+        : { kind: 'generic', batch: meters, meters, startMs: start, stepMs: 60_000 },
 )
 
 /** `count` requests per lane from minute `from`, lanes concurrent, each built before it is sent. */
@@ -106,7 +112,9 @@ async function run(from: number, count: number): Promise<void> {
 const inspector = new Session()
 inspector.connect()
 await inspector.post('HeapProfiler.enable')
-await run(0, 3) // first contact of every meter, and the code warmed up
+// First contact of every meter, and the code warmed up.
+const warmUp = fleet ? 2 * Math.ceil(fleet / meters) : 3
+await run(0, warmUp)
 
 const bySite = new Map<string, number>()
 for (let w = 0; w < Number(o.windows); w++) {
@@ -117,7 +125,7 @@ for (let w = 0; w < Number(o.windows); w++) {
   })
   const cpu0 = threadCpuMs(process.pid).main
   const t0 = performance.now()
-  await run(3 + w * rounds, rounds)
+  await run(warmUp + w * rounds, rounds)
   const ms = performance.now() - t0
   const cpu = threadCpuMs(process.pid).main - cpu0
   const { profile } = (await inspector.post('HeapProfiler.stopSampling')) as {

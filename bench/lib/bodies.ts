@@ -39,6 +39,19 @@ export type BodySpec =
       stepMs: number
     }
   | {
+      /**
+       * A fleet larger than one request: a lane owns `meters` meters and each request names
+       * the next `batch` of them in rotation, one reading each; a meter's k-th reading is
+       * `stepMs` after its (k-1)-th. So each meter reports once every meters / batch requests
+       * of its lane, as a large deployment's meters do (every 15 minutes, say).
+       */
+      kind: 'fleet'
+      batch: number
+      meters: number
+      startMs: number
+      stepMs: number
+    }
+  | {
       kind: 'webhook'
       batch: number
       meters: number
@@ -75,6 +88,7 @@ export type BodySpec =
   | { kind: 'pool'; of: BodySpec; size: number }
 
 export const genericMeter = (lane: number, i: number) => `g${lane}-${i}`
+export const fleetMeter = (lane: number, i: number) => `f${lane}-${i}`
 export const webhookMeter = (lane: number, i: number) => `w${lane}-${i}`
 export const sharedMeter = (i: number) => `s-${i}`
 export const telegramMeter = (lane: number, j: number) => `t${lane}-${j}`
@@ -124,6 +138,28 @@ export function bodyFactory(spec: BodySpec): {
             // A rising register: never a saldo_decrease, a plausible rate.
             const value = (step * 0.25).toFixed(2)
             for (let i = 0; i < h.length; i++) parts.push(h[i] + value + tail)
+          }
+          return `{"readings":[${parts.join(',')}]}`
+        },
+      }
+    }
+    case 'fleet': {
+      const laneHeads = perLane(
+        spec.meters,
+        (lane, i) => `{"meter":"${fleetMeter(lane, i)}","kind":"saldo","value":`,
+      )
+      return {
+        readings: spec.batch,
+        make(lane, seq) {
+          const h = laneHeads(lane)
+          const parts: string[] = []
+          for (let j = 0; j < spec.batch; j++) {
+            const n = seq * spec.batch + j
+            const k = Math.floor(n / spec.meters)
+            // A rising register: never a saldo_decrease, a plausible rate.
+            parts.push(
+              `${h[n % spec.meters]}${(k * 0.25).toFixed(2)},"unit":"kwh","recorded_at":"${new Date(spec.startMs + k * spec.stepMs).toISOString()}"}`,
+            )
           }
           return `{"readings":[${parts.join(',')}]}`
         },

@@ -10,11 +10,14 @@
 //              where 10 % of the readings are 3 hours late
 //   provision  first contact: 500 new meters per request (meters/s), disjoint per connection
 //              and named by all 8 connections at once
+//   fleet      the gateway profile over 40,000 meters: each connection names the next 500
+//              of its 5,000 per request, so a meter reports every 10th request of its
+//              connection (every 15 minutes of its own time), as a large deployment's do
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import type { BodySpec } from '../lib/bodies.js'
-import { genericMeter, sharedMeter } from '../lib/bodies.js'
+import { fleetMeter, genericMeter, sharedMeter } from '../lib/bodies.js'
 import { startChildServer } from '../lib/child-server.js'
 import type { Ctx } from '../lib/context.js'
 import { LoadGen, type LoadConfig } from '../lib/loadgen.js'
@@ -27,6 +30,8 @@ const HOUR = 3_600_000
 const GATEWAY_BATCHES = [500, 1000]
 const SHARED_BATCH = 500
 const PROVISION_BATCH = 500
+/** Meters per connection in the fleet profile (8 × 5,000 = 40,000). */
+const FLEET_METERS = 5_000
 
 /** The body of each profile; `start` keeps every run's readings new. */
 const PROFILES: Record<string, (start: number, tag: string) => BodySpec> = {
@@ -60,6 +65,13 @@ const PROFILES: Record<string, (start: number, tag: string) => BodySpec> = {
     lateEvery: 10,
     lateMs: 3 * HOUR,
   }),
+  'fleet 40000': (start) => ({
+    kind: 'fleet',
+    batch: 500,
+    meters: FLEET_METERS,
+    startMs: start,
+    stepMs: 15 * 60_000,
+  }),
   'new meters 500': (start, tag) => ({
     kind: 'newMeters',
     batch: PROVISION_BATCH,
@@ -92,6 +104,10 @@ function closed(host: string, port: number, token: string, ctx: Ctx, body: BodyS
     body,
   }
 }
+
+/** The closed loop of profile `key` against the Meterflow server of `env`. */
+const closedRun = (env: IngestEnv, ctx: Ctx, key: string, tag = '') =>
+  closed(env.server.host, env.server.port, env.token, ctx, PROFILES[key]!(env.nextStart(), tag))
 
 const startNaive = () => startChildServer('bench/lib/naive-ingest-server.ts')
 
@@ -213,13 +229,7 @@ export async function gateway(ctx: Ctx): Promise<ScenarioResult> {
     )
     for (const batch of GATEWAY_BATCHES) {
       const key = `gateway ${batch}`
-      const c = closed(
-        env.server.host,
-        env.server.port,
-        env.token,
-        ctx,
-        PROFILES[key]!(env.nextStart(), ''),
-      )
+      const c = closedRun(env, ctx, key)
       const best = await run(env, ctx, 'gateway', key, `batch ${batch}, closed c=${C}`, c)
       rows.push(best)
       const rate = (best.rate * 0.5) / batch
@@ -256,13 +266,7 @@ export async function shared(ctx: Ctx): Promise<ScenarioResult> {
   try {
     await provisionPass(env, [Array.from({ length: SHARED_BATCH }, (_, i) => sharedMeter(i))])
     for (const key of ['shared 500', 'shared 500, 10 % late by 3 h']) {
-      const c = closed(
-        env.server.host,
-        env.server.port,
-        env.token,
-        ctx,
-        PROFILES[key]!(env.nextStart(), ''),
-      )
+      const c = closedRun(env, ctx, key)
       rows.push(await run(env, ctx, 'shared', key, `${key}, closed c=${C}`, c))
     }
   } finally {
@@ -270,6 +274,36 @@ export async function shared(ctx: Ctx): Promise<ScenarioResult> {
   }
   notes.push('shared: every request names the same 500 meters; rate = readings answered created.')
   return { name: 'shared', rows, notes }
+}
+
+/**
+ * The gateway profile over more meters than one request names: 40,000 meters created first
+ * (not measured), then each request names the next 500 of its connection's 5,000. Every
+ * meter's actor and window must stay in memory for this to read like the gateway rows; one
+ * that is evicted loads its window from the store again on its next reading.
+ */
+export async function fleet(ctx: Ctx): Promise<ScenarioResult> {
+  const env = await ingestEnv(ctx, 'fleet')
+  try {
+    const p = await provisionPass(
+      env,
+      Array.from({ length: C }, (_, lane) =>
+        Array.from({ length: FLEET_METERS }, (_, i) => fleetMeter(lane, i)),
+      ),
+    )
+    const key = 'fleet 40000'
+    const c = closedRun(env, ctx, key)
+    const label = `40,000 meters, batch 500 (a meter in every 10th request), closed c=${C}`
+    return {
+      name: 'fleet',
+      rows: [await run(env, ctx, 'fleet', key, label, c)],
+      notes: [
+        `fleet: provisioning pass of ${p.meters} meters in ${round(p.ms)} ms (not measured); rate = readings answered created.`,
+      ],
+    }
+  } finally {
+    await env.close()
+  }
 }
 
 /** Waits until the sink has received nothing for a second (at most two minutes). */
@@ -319,13 +353,7 @@ export async function provision(ctx: Ctx): Promise<ScenarioResult> {
     })
     let n = 0
     for (const key of ['new meters 500', 'new meters 500, same in all 8 requests']) {
-      const c = closed(
-        env.server.host,
-        env.server.port,
-        env.token,
-        ctx,
-        PROFILES[key]!(env.nextStart(), String(n++)),
-      )
+      const c = closedRun(env, ctx, key, String(n++))
       const row = await run(env, ctx, 'provision', key, `${key}, closed c=${C}`, c)
       rows.push(row)
       // The next row starts with no delivery backlog: it pays for its own events only.

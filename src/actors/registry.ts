@@ -1,9 +1,11 @@
 // The actors of all meters: created on first use, evicted when idle past a bound so memory
 // stays flat with millions of meters (an evicted actor reloads its window from the store).
+// The bounds follow the heap V8 may use (`registryBounds`).
 // Turns are scheduled here: an idle actor handed readings is ready, and every actor that
 // becomes ready in the same tick (the meters of one request, or those whose previous batch
 // just ended) goes into one batch of turns (turns.ts). A busy actor collects the requests
 // that arrive meanwhile; they share its next turn.
+import v8 from 'node:v8'
 import type { Meter } from '../store/meters.js'
 import {
   MeterActor,
@@ -25,6 +27,28 @@ export type TurnResult = PromiseSettledResult<void>
 
 const FULFILLED: TurnResult = Object.freeze({ status: 'fulfilled', value: undefined })
 
+/** Heap per held reading and per actor, with room to spare (docs/benchmarks.md, "Memory per meter"). */
+const BYTES_PER_READING = 64
+const BYTES_PER_ACTOR = 1024
+
+/**
+ * How many actors and held readings the registry keeps for a heap of `heapLimit` bytes: a
+ * quarter of it for the windows, a tenth for the actors. On Node's default 4 GiB heap that
+ * is ~16.8 M readings (~37,000 meters reporting every minute, ~138,000 every 15 minutes) and
+ * ~420,000 actors; `--max-old-space-size` moves both. Fixed at 2 M readings and 20,000 actors
+ * before, a fleet of 40,000 meters reloaded a window from the store for nearly every reading:
+ * 13–17 against 4.8 main-thread ms per 1,000 readings for 16,000 meters
+ * (`bench/ingest/pipeline-cost.ts --fleet`).
+ */
+export function registryBounds(heapLimit: number): { maxActors: number; maxReadings: number } {
+  return {
+    maxActors: Math.max(1_000, Math.floor((heapLimit * 0.1) / BYTES_PER_ACTOR)),
+    maxReadings: Math.max(100_000, Math.floor((heapLimit * 0.25) / BYTES_PER_READING)),
+  }
+}
+
+const BOUNDS = registryBounds(v8.getHeapStatistics().heap_size_limit)
+
 export class ActorRegistry {
   private readonly actors = new Map<number, MeterActor>()
   private handled = 0
@@ -34,10 +58,10 @@ export class ActorRegistry {
 
   constructor(
     readonly env: ActorEnv,
-    private readonly maxActors = 20_000,
-    // ~100 bytes per reading held (measured): 2 M readings ≈ 200 MB of windows. Windows of
-    // dense meters (1-minute data keeps up to 2 × 256) hit this before the actor count.
-    private readonly maxReadings = 2_000_000,
+    private readonly maxActors = BOUNDS.maxActors,
+    // Windows of dense meters (1-minute data keeps up to 2 × 512) reach this before the
+    // actor count does.
+    private readonly maxReadings = BOUNDS.maxReadings,
   ) {}
 
   get size(): number {

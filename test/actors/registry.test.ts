@@ -4,7 +4,7 @@
 // actors first.
 import t from 'tap'
 import type { ActorEnv, ActorReading } from '../../src/actors/meter-actor.js'
-import { ActorRegistry } from '../../src/actors/registry.js'
+import { ActorRegistry, registryBounds } from '../../src/actors/registry.js'
 import { newMeter, type Meter } from '../../src/store/meters.js'
 import type { MeterHistory } from '../../src/store/history.js'
 
@@ -133,6 +133,21 @@ t.test('windows past the readings budget are evicted, least recently used first'
   t.same([...kept], [[0, 'duplicate']], 'meter 9 (recent) kept its window: no store look-up')
   const gone = await reg.handle(meter(1), [reading(0, 10)]).catch((err) => err)
   t.ok(gone instanceof Error, 'meter 1 (oldest) was evicted and would reload from the store')
+})
+
+t.test('the bounds follow the heap: a fleet of 100,000 meters stays in memory', async (t) => {
+  const GiB = 2 ** 30
+  const b = registryBounds(4 * GiB)
+  t.ok(b.maxActors >= 400_000 && b.maxActors <= 430_000, `4 GiB: ${b.maxActors} actors`)
+  t.ok(b.maxReadings >= 16_000_000, `4 GiB: ${b.maxReadings} readings held`)
+  // 100,000 meters reporting every 15 minutes hold 6 h (24) + 97 valid readings per kind.
+  t.ok(b.maxReadings >= 100_000 * 121, 'their windows fit')
+  const big = registryBounds(16 * GiB)
+  t.ok(Math.abs(big.maxActors - 4 * b.maxActors) < 4, 'four times the heap, four times the actors')
+  t.equal(big.maxReadings, 4 * b.maxReadings, 'and four times the readings')
+  const tiny = registryBounds(64 * 2 ** 20)
+  t.same(tiny, { maxActors: 6553, maxReadings: 262144 }, '64 MiB')
+  t.same(registryBounds(0), { maxActors: 1_000, maxReadings: 100_000 }, 'never below a floor')
 })
 
 t.test('a failed write fails its requests, frees the actors, and the retry stores', async (t) => {
