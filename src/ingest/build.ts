@@ -34,7 +34,7 @@ export async function buildIngest(
   })
   const actors = new ActorRegistry({
     store: s.store,
-    history: new HistoryLoader(s.store.sql),
+    history: new HistoryLoader(s.store.sql, () => s.clock.now()),
     outbox,
     locks: s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null,
     takeUnused: (id) => s.meters.takeUnused(id),

@@ -8,7 +8,7 @@
 // (`restoreStatusMissedByACrash`). A ClickHouse server gets its own INSERT of them.
 import { LAST_INGESTS } from './crash-window.js'
 import { ROLLUP_FEED, statusCurrent } from './rollup-feed.js'
-import { isoFromCh, type SchemaOptions, type Sql } from './sql.js'
+import { chTime, isoFromCh, type SchemaOptions, type Sql } from './sql.js'
 
 /**
  * DDL of migration 13 (embedded engine): the status columns of `readings` and of the feed,
@@ -62,13 +62,21 @@ export async function latestStatuses(
   sql: Sql,
   ws: number,
   meterIds?: number[],
+  /** Only reports from this time on (epoch ms): a meter with none since is not in the map. */
+  since?: number,
 ): Promise<Map<number, LatestStatus>> {
   await statusCurrent(sql)
-  const filter = meterIds ? 'AND meter_id IN {ids:Array(UInt64)}' : ''
+  const filter =
+    (meterIds ? 'AND meter_id IN {ids:Array(UInt64)}' : '') +
+    (since !== undefined ? " AND reported_at >= {since:DateTime64(3, 'UTC')}" : '')
   const rows = await sql.query<{ meter_id: string; statuses: string[]; at: string }>(
     `SELECT meter_id, argMax(statuses, reported_at) AS statuses, max(reported_at) AS at
      FROM status_reports WHERE workspace_id = {ws:UInt64} ${filter} GROUP BY meter_id`,
-    meterIds ? { ws, ids: meterIds } : { ws },
+    {
+      ws,
+      ...(meterIds ? { ids: meterIds } : {}),
+      ...(since !== undefined ? { since: chTime(since) } : {}),
+    },
   )
   const out = new Map<number, LatestStatus>()
   for (const r of rows)
