@@ -8,6 +8,7 @@
 // worker's time per telegram (scratch, 40 plain bench frames: the decode ~1 µs, the text and
 // its UTF-8 write 7–12 µs). Byte by byte it was no cheaper (docs/benchmarks.md, Tried): what
 // is cheap is copying a few long pre-encoded runs and writing the values between them.
+import v8 from 'node:v8'
 import type { DecoderCore } from './core.js'
 import { S, R, REC_W, D, QUANTITIES, TIME_UNITS } from './layout.js'
 import {
@@ -234,10 +235,17 @@ interface Template {
 }
 
 /**
- * Meters whose layouts a worker keeps (a few KB each); past this many the oldest goes. A
- * worker sees the meters its affinity gives it (affinity.ts): half of them with two.
+ * Meters whose layouts a worker keeps: a twentieth of its heap at ~6 KB each (3.7 KB of
+ * heap and their text outside it, measured), at least 8,192; ~36,000 on Node's default
+ * 4 GiB heap. A worker sees the meters its affinity gives it (affinity.ts): half of them
+ * with two. Past this many the oldest goes, so a fleet whose meters take turns misses every
+ * time: through one worker fixed at 8,192, 16,000 meters cost 37–42 µs a plain telegram
+ * against 7–9 µs for 4,000 (scratch, session 31).
  */
-const MAX_TEMPLATES = 8192
+const MAX_TEMPLATES = Math.max(
+  8192,
+  Math.floor((v8.getHeapStatistics().heap_size_limit * 0.05) / 6144),
+)
 const templates = new Map<number, Template[]>()
 const LAYOUTS_PER_KEY = 4
 
