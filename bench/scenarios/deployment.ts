@@ -298,7 +298,7 @@ export async function fleet(ctx: Ctx): Promise<ScenarioResult> {
       name: 'fleet',
       rows: [await run(env, ctx, 'fleet', key, label, c)],
       notes: [
-        `fleet: provisioning pass of ${p.meters} meters in ${round(p.ms)} ms (not measured); rate = readings answered created.`,
+        `provisioning pass of ${p.meters} meters in ${round(p.ms)} ms (not measured); rate = readings answered created.`,
       ],
     }
   } finally {
