@@ -10,7 +10,7 @@ import { replayQuarantine } from '../jobs/key-replay.js'
 import type { AdminDeps } from './deps.js'
 import { LIFECYCLE_STATES, type Meter } from '../store/meters.js'
 import { insertExchange, listExchanges } from '../store/exchanges.js'
-import { latestStatuses } from '../store/status.js'
+import { latestStatusesOf } from '../store/status.js'
 import { parseIso } from '../webhooks/mapping.js'
 import { adminRoute, idParam, notFound } from './guard.js'
 import { registerQuarantineAdmin } from './quarantine.js'
@@ -50,7 +50,8 @@ export async function meterResponse(
 ) {
   const profile = await s.profiles.get(m.workspace_id, m.profile_key, m.profile_version)
   const group = m.group_id !== null ? await s.groups.get(m.workspace_id, m.group_id) : null
-  const status = (await latestStatuses(s.store.sql, m.workspace_id, [m.id])).get(m.id) ?? null
+  const status =
+    (await latestStatusesOf(s.store.sql, m.workspace_id, [m.id], s.clock.now())).get(m.id) ?? null
   return meterView(m, profile, group, status)
 }
 

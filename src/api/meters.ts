@@ -12,7 +12,7 @@ import { UNITS, familyOf, meterUnit } from '../domain/units.js'
 import type { ApiDeps } from './deps.js'
 import { newMeter, type Meter } from '../store/meters.js'
 import { meterCreatedData } from '../events/catalog.js'
-import { latestStatuses } from '../store/status.js'
+import { latestStatusesOf } from '../store/status.js'
 import { meterView } from './meter-view.js'
 import { tokenRoute } from './route.js'
 
@@ -89,7 +89,7 @@ export function pathId(req: HttpRequest, name: string): number {
 }
 
 export async function viewMeters(
-  s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
+  s: Pick<ApiDeps, 'clock' | 'groups' | 'meters' | 'profiles' | 'store'>,
   ws: number,
   meters: Meter[],
   /** The meters were created by this very call: no status report can name them yet. */
@@ -106,7 +106,12 @@ export async function viewMeters(
       : s.groups.list(ws),
     opts.justCreated
       ? new Map<number, never>()
-      : latestStatuses(s.store.sql, ws, one ? [one.id] : undefined),
+      : latestStatusesOf(
+          s.store.sql,
+          ws,
+          meters.map((m) => m.id),
+          s.clock.now(),
+        ),
   ])
   const gById = new Map(groups.flatMap((g) => (g ? [[g.id, g] as const] : [])))
   return Promise.all(
@@ -123,7 +128,10 @@ export async function viewMeters(
 
 export function registerMeters(
   router: Router,
-  s: Pick<ApiDeps, 'auth' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'>,
+  s: Pick<
+    ApiDeps,
+    'auth' | 'clock' | 'groups' | 'meters' | 'outbox' | 'profiles' | 'store' | 'tenants'
+  >,
 ): void {
   tokenRoute(router, s.auth, {
     method: 'GET',

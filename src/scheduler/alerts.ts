@@ -5,7 +5,7 @@
 import type { TaskDeps } from './deps.js'
 import { isOperational, type Meter } from '../store/meters.js'
 import { AlertStore, latestReadings, type Alert, type AlertRule } from '../store/alerts.js'
-import { latestStatuses } from '../store/status.js'
+import { latestStatusesOf } from '../store/status.js'
 
 export type { Alert, AlertRule, AlertRuleType } from '../store/alerts.js'
 
@@ -130,8 +130,9 @@ export async function evaluateAlerts(
     if (!rules.length && !open.length) continue
     const meters = await s.meters.list(ws)
     const byId = new Map(meters.map((m) => [m.id, m]))
-    const latest = await latestReadings(s.store.sql, ws)
-    const statuses = await latestStatuses(s.store.sql, ws)
+    const ids = meters.map((m) => m.id)
+    const latest = await latestReadings(s.store.sql, ws, ids, now)
+    const statuses = await latestStatusesOf(s.store.sql, ws, ids, now)
     const openByKey = new Map(open.map((a) => [`${a.rule_id}:${a.meter_id}`, a]))
     const rulesById = new Map(rules.map((r) => [r.id, r]))
     // Member-resolved alerts stay resolved while their condition keeps holding.

@@ -11,7 +11,7 @@
 import type { QualityFlag, TimelineReading } from '../domain/quality.js'
 import type { StoredReadingRow } from './reading-row.js'
 import { chTime, parseChTime, type Sql } from './sql.js'
-import { latestStatuses, type LatestStatus } from './status.js'
+import { latestStatusesOf, type LatestStatus } from './status.js'
 
 export interface MeterHistory {
   window: TimelineReading[]
@@ -177,7 +177,7 @@ export class HistoryLoader {
          WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)} ORDER BY exchanged_at`,
         params,
       ),
-      this.recentStatuses(ws, ids),
+      latestStatusesOf(this.sql, ws, ids, this.now()),
     ])
     const out = new Map<number, MeterHistory>()
     for (const id of ids)
@@ -252,15 +252,6 @@ export class HistoryLoader {
         return { kind, rows, whole }
       }),
     )
-  }
-
-  /** The latest status report of each of these meters: the last WINDOW_SPANS[0] first. */
-  private async recentStatuses(ws: number, ids: number[]): Promise<Map<number, LatestStatus>> {
-    const recent = await latestStatuses(this.sql, ws, ids, this.now() - WINDOW_SPANS[0]!)
-    const older = ids.filter((id) => !recent.has(id))
-    if (!older.length) return recent
-    for (const [id, st] of await latestStatuses(this.sql, ws, older)) recent.set(id, st)
-    return recent
   }
 
   /** Which of these (kind, recorded_at) of one meter are stored already. */

@@ -7,6 +7,7 @@
 // (`statusCurrent`); a kill in between is repaired at the next start
 // (`restoreStatusMissedByACrash`). A ClickHouse server gets its own INSERT of them.
 import { LAST_INGESTS } from './crash-window.js'
+import { recentFirst, RECENT_IDS_MAX } from './recent-first.js'
 import { ROLLUP_FEED, statusCurrent } from './rollup-feed.js'
 import { chTime, isoFromCh, type SchemaOptions, type Sql } from './sql.js'
 
@@ -82,6 +83,24 @@ export async function latestStatuses(
   for (const r of rows)
     out.set(Number(r.meter_id), { statuses: r.statuses, reported_at: isoFromCh(r.at)! })
   return out
+}
+
+/**
+ * The latest status report of each of `ids` that has one (and of other meters reported in the
+ * last week), reading the last week first (recent-first.ts).
+ */
+export function latestStatusesOf(
+  sql: Sql,
+  ws: number,
+  ids: readonly number[],
+  now: number,
+): Promise<Map<number, LatestStatus>> {
+  return recentFirst(
+    ids,
+    now,
+    (since) => latestStatuses(sql, ws, ids.length <= RECENT_IDS_MAX ? [...ids] : undefined, since),
+    (missing) => latestStatuses(sql, ws, missing),
+  )
 }
 
 export interface StatusReportRow {
