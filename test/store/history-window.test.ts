@@ -84,4 +84,53 @@ t.test('spans from the clock load what the whole history gives', async (t) => {
     'saldo since 2,3,4,6',
   ])
   t.equal(asked.filter((q) => q.startsWith('consumption')).length, 3)
+  // A late reading's neighbours: the same 97 valid readings of each kind on each side as a
+  // look over the whole history, found near its time where they are there.
+  const all = await sql.query<{
+    meter_id: string
+    kind: string
+    recorded_at: string
+    canonical_value: number | null
+    quality_flags: string[]
+    version: string
+  }>(
+    `SELECT meter_id, kind, recorded_at, canonical_value, quality_flags, version FROM readings
+     WHERE workspace_id = 7 ORDER BY version DESC LIMIT 1 BY meter_id, kind, recorded_at`,
+  )
+  const expect = (meter: number, t: number) => {
+    const valid = all
+      .filter((r) => Number(r.meter_id) === meter && r.canonical_value !== null)
+      .map((r) => ({ kind: r.kind, at: Date.parse(r.recorded_at.replace(' ', 'T') + 'Z') }))
+    const out: string[] = []
+    for (const kind of ['consumption', 'saldo']) {
+      const k = valid.filter((r) => r.kind === kind)
+      const before = k
+        .filter((r) => r.at < t)
+        .sort((a, b) => b.at - a.at)
+        .slice(0, 97)
+      const after = k
+        .filter((r) => r.at >= t)
+        .sort((a, b) => a.at - b.at)
+        .slice(0, 97)
+      for (const r of [...before, ...after]) out.push(`${kind}:${r.at}`)
+    }
+    return out.sort()
+  }
+  asked.length = 0
+  const late: [number, number][] = [
+    [1, now - 10 * HOUR],
+    [2, now - 100 * HOUR],
+    [3, now - 20 * DAY],
+    [5, now - HOUR],
+  ]
+  const near = await Promise.all(late.map(([m, at]) => bySpans.neighbourhood(7, m, [at], 97)))
+  late.forEach(([m, at], i) => {
+    const got = near[i]!.map((r) => `${r.kind}:${r.recordedAt}`).sort()
+    t.same(got, expect(m, at), `meter ${m}: the neighbours of a reading ${(now - at) / HOUR} h old`)
+  })
+  t.same(
+    asked.filter((q) => q.startsWith('saldo all')),
+    ['saldo all 3'],
+    'saldo: only meter 3 (too few in the week before the earliest time asked) read in full',
+  )
 })
