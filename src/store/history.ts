@@ -8,8 +8,9 @@
 // neighbourhood and row look-ups need the newest version of each key; they take it with
 // ORDER BY version DESC LIMIT 1 BY key over the few keys of the meters asked for (validity
 // does not change between versions: only neighbour flag families are ever re-versioned).
-import type { QualityFlag, TimelineReading } from '../domain/quality.js'
+import type { Kind, QualityFlag, TimelineReading } from '../domain/quality.js'
 import type { StoredReadingRow } from './reading-row.js'
+import { RECENT_MS } from './recent-first.js'
 import { chTime, parseChTime, type Sql } from './sql.js'
 import { latestStatusesOf, type LatestStatus } from './status.js'
 
@@ -68,16 +69,15 @@ const WINDOW_ROWS = HYDRATE_PER_KIND * 4
 const DAY = 86_400_000
 /**
  * How far back from the clock the window's query reads before it reads further: the last
- * week, then 90 days, then everything. Sorting a meter's whole history is what a cold window
+ * week (RECENT_MS), then 90 days, then everything. Sorting a meter's whole history is what a cold window
  * cost: 500 meters with a year of 15-minute readings each took ~1 s of chDB (~1.5 s of CPU)
  * against ~0.15 s for their last week (scratch, session 31). A week holds WINDOW_ROWS of
  * anything reporting at least every 39 minutes; 90 days of anything hourly.
  */
-const WINDOW_SPANS = [7 * DAY, 90 * DAY, Infinity]
+const WINDOW_SPANS = [RECENT_MS, 90 * DAY, Infinity]
 /** How far before a late reading's time its neighbours are looked for first (`aroundRows`). */
-const NEIGHBOURHOOD_SPAN = 7 * DAY
-const KINDS = ['consumption', 'saldo'] as const
-type Kind = (typeof KINDS)[number]
+const NEIGHBOURHOOD_SPAN = RECENT_MS
+const KINDS: readonly Kind[] = ['consumption', 'saldo']
 
 /** Valid = has a canonical value and no unit mismatch (docs/quality.md). */
 const VALID = "canonical_value IS NOT NULL AND NOT has(quality_flags, 'unit_mismatch')"
