@@ -53,6 +53,8 @@ export class ActorRegistry {
   private readonly actors = new Map<number, MeterActor>()
   private handled = 0
   private clock = 0
+  /** Actors evicted since start (their next reading loads their window from the store). */
+  evicted = 0
   private ready: MeterActor[] = []
   private scheduled = false
 
@@ -66,6 +68,18 @@ export class ActorRegistry {
 
   get size(): number {
     return this.actors.size
+  }
+
+  /** Readings held in all windows (a pass over every actor: for metrics, not per turn). */
+  held(): number {
+    let n = 0
+    for (const a of this.actors.values()) n += a.held
+    return n
+  }
+
+  /** The bounds this registry evicts at. */
+  get bounds(): { maxActors: number; maxReadings: number } {
+    return { maxActors: this.maxActors, maxReadings: this.maxReadings }
   }
 
   /** Turns running or waiting over all actors (the mailbox-depth metric). */
@@ -190,13 +204,13 @@ export class ActorRegistry {
 
   /** Least recently used idle actors go until the windows held are under 90 % of the budget. */
   private evictBeyondBudget(): void {
-    let held = 0
-    for (const a of this.actors.values()) held += a.held
+    let held = this.held()
     if (held <= this.maxReadings) return
     for (const a of this.idleByAge()) {
       if (held <= this.maxReadings * 0.9) break
       held -= a.held
       this.actors.delete(a.meterId)
+      this.evicted++
     }
   }
 
@@ -204,6 +218,7 @@ export class ActorRegistry {
     for (const a of this.idleByAge()) {
       if (this.actors.size <= this.maxActors * 0.9) break
       this.actors.delete(a.meterId)
+      this.evicted++
     }
   }
 }

@@ -46,6 +46,23 @@ export function buildObservability(s: ObservabilityDeps): Observability {
     (set) => set(actors.depth()),
   )
   m.gauge('meterflow_actors', 'Meter actors held in memory.', (set) => set(actors.size))
+  m.gauge('meterflow_actor_readings_held', "Readings held in the meter actors' windows.", (set) =>
+    set(actors.held()),
+  )
+  m.gauge(
+    'meterflow_actor_bound',
+    'What the actor registry evicts at (from the heap limit): actors, or readings held.',
+    (set) => {
+      set(actors.bounds.maxActors, { of: 'actors' })
+      set(actors.bounds.maxReadings, { of: 'readings' })
+    },
+    ['of'],
+  )
+  m.gauge(
+    'meterflow_actor_evictions',
+    'Idle meter actors evicted since start; each loads its window from the store at its next reading. Growing steadily: the fleet is past the bounds (a larger heap moves them).',
+    (set) => set(actors.evicted),
+  )
   m.gauge(
     'meterflow_event_deliveries',
     'Event deliveries by status; pending is the outbox backlog (read from the store at scrape time).',

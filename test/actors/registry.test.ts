@@ -110,6 +110,7 @@ t.test('eviction drops the least recently used idle actors', async (t) => {
   await reg.handle(meter(1), [reading(0, 2)])
   await reg.handle(e.created(11), [reading(0, 1)])
   t.equal(reg.size, 9, 'down to 90 %')
+  t.equal(reg.evicted, 2, 'two evicted (counted for /metrics)')
   // Meter 1 kept its window: a repeat of its reading is a duplicate without the store
   // (the stub has no history to load: an evicted actor would fail here).
   const again = await reg.handle(meter(1), [reading(0, 2)])
@@ -129,6 +130,8 @@ t.test('windows past the readings budget are evicted, least recently used first'
   // 90 % of it (27) is held.
   await reg.handle(e.created(10), five(10))
   t.equal(reg.size, 6, 'meters 1-4 evicted: 25 readings held before meter 10 was added')
+  t.equal(reg.held(), 30, 'held now: meters 5-10, five readings each')
+  t.same(reg.bounds, { maxActors: 10, maxReadings: 30 })
   const kept = await reg.handle(meter(9), [reading(0, 90)])
   t.same([...kept], [[0, 'duplicate']], 'meter 9 (recent) kept its window: no store look-up')
   const gone = await reg.handle(meter(1), [reading(0, 10)]).catch((err) => err)

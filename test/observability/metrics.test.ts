@@ -134,6 +134,10 @@ t.test('metrics after traffic', async (t) => {
     'rate-limit hits',
   )
   t.equal(value(text, 'meterflow_actor_mailbox_depth'), 0, 'mailbox depth (idle)')
+  t.ok(value(text, 'meterflow_actor_readings_held')! >= 2, 'readings held by the actors')
+  t.ok(value(text, 'meterflow_actor_bound', { of: 'actors' })! >= 1_000, 'the actor bound')
+  t.ok(value(text, 'meterflow_actor_bound', { of: 'readings' })! >= 100_000, 'the readings bound')
+  t.equal(value(text, 'meterflow_actor_evictions'), 0, 'nothing evicted')
   t.not(value(text, 'meterflow_event_deliveries', { status: 'pending' }), null, 'outbox backlog')
   const lag = value(text, 'meterflow_scheduler_lag_seconds')!
   t.ok(lag >= 0 && lag < 60, `scheduler lag after a run (${lag}s)`)
