@@ -27,7 +27,7 @@ export type TurnResult = PromiseSettledResult<void>
 
 const FULFILLED: TurnResult = Object.freeze({ status: 'fulfilled', value: undefined })
 
-/** Heap per held reading and per actor, with room to spare (docs/benchmarks.md, "Memory per meter"). */
+/** Heap per held reading and per actor, with room to spare (docs/benchmarks.md). */
 const BYTES_PER_READING = 64
 const BYTES_PER_ACTOR = 1024
 

@@ -69,10 +69,10 @@ const WINDOW_ROWS = HYDRATE_PER_KIND * 4
 const DAY = 86_400_000
 /**
  * How far back from the clock the window's query reads before it reads further: the last
- * week (RECENT_MS), then 90 days, then everything. Sorting a meter's whole history is what a cold window
- * cost: 500 meters with a year of 15-minute readings each took ~1 s of chDB (~1.5 s of CPU)
- * against ~0.15 s for their last week (scratch, session 31). A week holds WINDOW_ROWS of
- * anything reporting at least every 39 minutes; 90 days of anything hourly.
+ * week (RECENT_MS), then 90 days, then everything. Sorting a meter's whole history is what a
+ * cold window cost: 500 meters with a year of 15-minute readings each took ~1 s of chDB
+ * (~1.5 s of CPU) against ~0.15 s for their last week (scratch, session 31). A week holds
+ * WINDOW_ROWS of anything reporting at least every 39 minutes; 90 days of anything hourly.
  */
 const WINDOW_SPANS = [RECENT_MS, 90 * DAY, Infinity]
 /** How far before a late reading's time its neighbours are looked for first (`aroundRows`). */

@@ -6,6 +6,8 @@
 const DAY = 86_400_000
 /** How far back from the clock the first read goes. */
 export const RECENT_MS = 7 * DAY
+/** Meters asked for by id in the first read; past this many it reads the workspace's week. */
+export const RECENT_IDS_MAX = 1000
 
 /**
  * `recent(since)` answers for rows from `since` on; `all(ids)` for these meters' whole
@@ -23,6 +25,3 @@ export async function recentFirst<V>(
   if (missing.length) for (const [id, v] of await all(missing)) found.set(id, v)
   return found
 }
-
-/** Meters asked for by id in the first read; past this many it reads the workspace's week. */
-export const RECENT_IDS_MAX = 1000
