@@ -1,7 +1,7 @@
 // Alert rules, alerts and the re-arm marks of member-resolved alerts (operator-api.md,
 // "Alerts"; docs/alerts.md), as stored rows. What opens and resolves them, and the events
 // that go out, is the scheduler's (src/scheduler/alerts.ts).
-import { recentFirst, RECENT_IDS_MAX } from './recent-first.js'
+import { meterReadFilter, recentFirst } from './recent-first.js'
 import { chTime, isoFromCh, parseChTime, type Sql } from './sql.js'
 import type { Store } from './store.js'
 
@@ -157,12 +157,7 @@ export function latestReadings(
   ids: readonly number[],
   now: number,
 ): Promise<Map<number, { at: number; flags: string[] }>> {
-  return recentFirst(
-    ids,
-    now,
-    (since) => newestReadings(sql, ws, ids.length <= RECENT_IDS_MAX ? [...ids] : undefined, since),
-    (missing) => newestReadings(sql, ws, missing),
-  )
+  return recentFirst(ids, now, (i, since) => newestReadings(sql, ws, i, since))
 }
 
 async function newestReadings(
@@ -171,13 +166,11 @@ async function newestReadings(
   ids?: number[],
   since?: number,
 ): Promise<Map<number, { at: number; flags: string[] }>> {
-  const filter =
-    (ids ? 'AND meter_id IN {ids:Array(UInt64)}' : '') +
-    (since !== undefined ? " AND recorded_at >= {since:DateTime64(3, 'UTC')}" : '')
+  const f = meterReadFilter('recorded_at', ids, since)
   const rows = await sql.query<{ meter_id: string; at: string; flags: string[] }>(
     `SELECT meter_id, max(recorded_at) AS at, argMax(quality_flags, (recorded_at, version)) AS flags
-     FROM readings WHERE workspace_id = {ws:UInt64} ${filter} GROUP BY meter_id`,
-    { ws, ...(ids ? { ids } : {}), ...(since !== undefined ? { since: chTime(since) } : {}) },
+     FROM readings WHERE workspace_id = {ws:UInt64}${f.where} GROUP BY meter_id`,
+    { ws, ...f.params },
   )
   const out = new Map<number, { at: number; flags: string[] }>()
   for (const r of rows) out.set(Number(r.meter_id), { at: parseChTime(r.at), flags: r.flags })

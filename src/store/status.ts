@@ -7,9 +7,9 @@
 // (`statusCurrent`); a kill in between is repaired at the next start
 // (`restoreStatusMissedByACrash`). A ClickHouse server gets its own INSERT of them.
 import { LAST_INGESTS } from './crash-window.js'
-import { recentFirst, RECENT_IDS_MAX } from './recent-first.js'
+import { meterReadFilter, recentFirst } from './recent-first.js'
 import { ROLLUP_FEED, statusCurrent } from './rollup-feed.js'
-import { chTime, isoFromCh, type SchemaOptions, type Sql } from './sql.js'
+import { isoFromCh, type SchemaOptions, type Sql } from './sql.js'
 
 /**
  * DDL of migration 13 (embedded engine): the status columns of `readings` and of the feed,
@@ -67,17 +67,11 @@ export async function latestStatuses(
   since?: number,
 ): Promise<Map<number, LatestStatus>> {
   await statusCurrent(sql)
-  const filter =
-    (meterIds ? 'AND meter_id IN {ids:Array(UInt64)}' : '') +
-    (since !== undefined ? " AND reported_at >= {since:DateTime64(3, 'UTC')}" : '')
+  const f = meterReadFilter('reported_at', meterIds, since)
   const rows = await sql.query<{ meter_id: string; statuses: string[]; at: string }>(
     `SELECT meter_id, argMax(statuses, reported_at) AS statuses, max(reported_at) AS at
-     FROM status_reports WHERE workspace_id = {ws:UInt64} ${filter} GROUP BY meter_id`,
-    {
-      ws,
-      ...(meterIds ? { ids: meterIds } : {}),
-      ...(since !== undefined ? { since: chTime(since) } : {}),
-    },
+     FROM status_reports WHERE workspace_id = {ws:UInt64}${f.where} GROUP BY meter_id`,
+    { ws, ...f.params },
   )
   const out = new Map<number, LatestStatus>()
   for (const r of rows)
@@ -95,12 +89,7 @@ export function latestStatusesOf(
   ids: readonly number[],
   now: number,
 ): Promise<Map<number, LatestStatus>> {
-  return recentFirst(
-    ids,
-    now,
-    (since) => latestStatuses(sql, ws, ids.length <= RECENT_IDS_MAX ? [...ids] : undefined, since),
-    (missing) => latestStatuses(sql, ws, missing),
-  )
+  return recentFirst(ids, now, (i, since) => latestStatuses(sql, ws, i, since))
 }
 
 export interface StatusReportRow {
