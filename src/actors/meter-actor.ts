@@ -10,7 +10,7 @@ import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import type { BodyWriter } from '../store/body-writer.js'
 import type { FeedRows } from '../store/feed-rows.js'
-import { chTime, parseChTime } from '../store/sql.js'
+import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
@@ -458,10 +458,12 @@ export class MeterActor {
    */
   restate(turn: Turn, stored: StoredReadingRow[]): void {
     for (const old of stored) {
-      const flags = turn.changed!.get(key(old.kind, parseChTime(old.recorded_at)))
+      // The rows asked for are the neighbours listed in `restate`: nearly all changed.
+      const row = rowOutOf(old)
+      const flags = turn.changed!.get(key(row.kind, row.recordedAtMs))
       if (!flags) continue
       turn.rows = append(turn.rows, {
-        ...rowOutOf(old),
+        ...row,
         flags,
         // Above the stored row's version, whichever instance's clock wrote it (HLC).
         version: this.env.store.versionAfter(old.version),
