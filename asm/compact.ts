@@ -3,7 +3,12 @@
 // is the EN 13757 CRC-16 of the record headers (DIF, DIFEs, VIF, VIFEs) of a
 // full frame the same meter sent before. Formats learnt from full frames are
 // kept per meter (id, manufacturer, signature) in a fixed table of FMT_N
-// entries; the least recently used entry is replaced when it is full. The
+// entries, 8-way set associative: a key hashes to one set of 8, where it is
+// looked for and where the least recently used entry makes room. (A table of
+// 64 searched whole held fewer meters than one worker serves: each full frame
+// was learnt again and announced, each compact frame missed.) Each format is
+// kept a second time under the identity PEER, the latest of its manufacturer
+// and signature: what a compact frame of a meter not seen yet may borrow. The
 // table lives in this module's memory, so it carries over between calls on
 // the same decoder instance (one per pool worker). Entries are also scoped: the host
 // sets the scope (its tenant) before each telegram, so one tenant's frames never
@@ -15,16 +20,18 @@
 import { F, REC, REC_W, S_NREC, S_ID, S_ID_M, S_TYPE, S_M, S_DLL_TYPE, S_END, S_REASON, S_APP_OFF, S_FMT_NEW, S_FMT_SIG, S_FMT_MISS, S_FMT_SRC, S_FMT_DCRC, R_DIF, R_VIF, R_HDR_OFF, R_DATA_OFF, E_COMPACT_FRAME, get, set, fb } from "./state";
 import { crc16 } from "./crc";
 
-export const FMT_N: i32 = 64; // meters x formats remembered
+const WAYS: i32 = 8;
+const SET_BITS: i32 = 12;
+export const FMT_N: i32 = WAYS << SET_BITS; // meters x formats remembered (32,768)
 const FMT_MAX: i32 = 96; // bytes per format: per record 1 length byte + header bytes
 
-const K_SCOPE = new Int32Array(64);
-const K_ID = new Int32Array(64);
-const K_M = new Int32Array(64);
-const K_SIG = new Int32Array(64);
-const K_LEN = new Int32Array(64); // 0 = free slot
-const K_AGE = new Int32Array(64);
-const FB = new Uint8Array(64 * 96);
+const K_SCOPE = new Int32Array(FMT_N);
+const K_ID = new Int32Array(FMT_N);
+const K_M = new Int32Array(FMT_N);
+const K_SIG = new Int32Array(FMT_N);
+const K_LEN = new Int32Array(FMT_N); // 0 = free slot
+const K_AGE = new Int32Array(FMT_N);
+const FB = new Uint8Array(FMT_N * FMT_MAX);
 const HDR = new Uint8Array(96); // headers only, for the signature
 const TMP = new Uint8Array(96); // one format: per record, length byte + header bytes
 let clock: i32 = 0;
@@ -90,10 +97,24 @@ export function learnFormat(): void {
   }
   const sig = crc16(HDR, 0, hl);
   const slot = store(get(S_ID), get(S_ID_M), sig, tl);
+  store(PEER, get(S_ID_M), sig, tl);
   if (slot >= 0) {
     set(S_FMT_NEW, slot + 1);
     set(S_FMT_SIG, sig);
   }
+}
+
+// The identity of the peer entries: FFFFFFFF is the wM-Bus wildcard address, no meter's.
+const PEER: i32 = -1;
+
+/** The first entry of the set where (scope, id, m, sig) is kept. */
+function setOf(id: i32, m: i32, sig: i32): i32 {
+  let h = id * 0x9e3779b1;
+  h ^= (m << 16 | sig) * 0x85ebca77;
+  h ^= scope * 0xc2b2ae3d;
+  h ^= h >>> 15;
+  h *= 0x27d4eb2f;
+  return (h >>> (32 - SET_BITS)) * WAYS;
 }
 
 /**
@@ -104,7 +125,8 @@ function store(id: i32, m: i32, sig: i32, tl: i32): i32 {
   clock++;
   let slot: i32 = -1;
   let oldest: i32 = 0;
-  for (let e = 0; e < FMT_N; e++) {
+  const first = setOf(id, m, sig);
+  for (let e = first; e < first + WAYS; e++) {
     if (unchecked(K_LEN[e]) != 0 && unchecked(K_SCOPE[e]) == scope && unchecked(K_ID[e]) == id && unchecked(K_M[e]) == m && unchecked(K_SIG[e]) == sig) {
       unchecked((K_AGE[e] = clock));
       return -1;
@@ -152,6 +174,7 @@ export function fmtPut(id: i32, m: i32, sig: i32, tl: i32): i32 {
   }
   if (crc16(HDR, 0, hl) != sig) return -1;
   store(id, m, sig, tl);
+  store(PEER, m, sig, tl);
   return 0;
 }
 
@@ -254,7 +277,8 @@ export function expandCompact(pos: i32): i32 {
   const out0 = end;
   set(S_FMT_SIG, sig);
   // 1. this meter's own format
-  for (let e = 0; e < FMT_N; e++) {
+  const first = setOf(id, m, sig);
+  for (let e = first; e < first + WAYS; e++) {
     if (unchecked(K_LEN[e]) != 0 && unchecked(K_SCOPE[e]) == scope && unchecked(K_ID[e]) == id && unchecked(K_M[e]) == m && unchecked(K_SIG[e]) == sig) {
       unchecked((K_AGE[e] = ++clock));
       return done(rebuild(FB, e * FMT_MAX, unchecked(K_LEN[e]), p + 4, out0, dcrc), out0, FS_METER);
@@ -265,8 +289,9 @@ export function expandCompact(pos: i32): i32 {
   if (kn < 0) kn = findKnown(m, get(S_TYPE), sig);
   if (kn >= 0) return done(rebuild(KN_FB, kn * FMT_MAX, unchecked(KN_LEN[kn]), p + 4, out0, dcrc), out0, FS_KNOWN);
   // 3. a format another meter of this manufacturer taught (same scope), only when the data CRC agrees
-  for (let e = 0; e < FMT_N; e++) {
-    if (unchecked(K_LEN[e]) != 0 && unchecked(K_SCOPE[e]) == scope && unchecked(K_M[e]) == m && unchecked(K_SIG[e]) == sig) {
+  const peers = setOf(PEER, m, sig);
+  for (let e = peers; e < peers + WAYS; e++) {
+    if (unchecked(K_LEN[e]) != 0 && unchecked(K_SCOPE[e]) == scope && unchecked(K_ID[e]) == PEER && unchecked(K_M[e]) == m && unchecked(K_SIG[e]) == sig) {
       const q = rebuild(FB, e * FMT_MAX, unchecked(K_LEN[e]), p + 4, out0, dcrc);
       if (q >= 0 && get(S_FMT_DCRC) == 1) return done(q, out0, FS_PEER);
     }

@@ -30,13 +30,28 @@ t.test('a compact frame decodes after a full frame of the same meter', async (t)
   )
 })
 
-t.test('the format table is bounded: least recently used entries go first', async (t) => {
+t.test("the format table holds a worker's share of a fleet, and is bounded", async (t) => {
   const core = loadWasmCore()
-  for (let i = 0; i < 70; i++) decodeTelegramSync(core, fullFrame(20000000 + i, 5), null)
-  // the oldest (first) meters were evicted, the newest are kept
-  t.equal(decodeTelegramSync(core, compactFrame(20000000, 7), null).status, 'rejected_undecodable')
-  t.equal(decodeTelegramSync(core, compactFrame(20000069, 7), null).status, 'ok')
-  t.equal(decodeTelegramSync(core, compactFrame(20000010, 7), null).status, 'ok')
+  const known = (from: number, n: number) => {
+    let ok = 0
+    for (let i = from; i < from + n; i++)
+      if (decodeTelegramSync(core, compactFrame(20000000 + i, 7), null).status === 'ok') ok++
+    return ok
+  }
+  for (let i = 0; i < 4000; i++) decodeTelegramSync(core, fullFrame(20000000 + i, 5), null)
+  t.equal(known(0, 4000), 4000, '4,000 meters: every one is still known')
+  for (let i = 4000; i < 104_000; i++) decodeTelegramSync(core, fullFrame(20000000 + i, 5), null)
+  t.equal(known(0, 1000), 0, '100,000 meters later, the first are gone')
+  t.equal(known(103_000, 1000), 1000, 'the latest are kept')
+})
+
+t.test("a meter not seen yet borrows the format of its manufacturer's latest", async (t) => {
+  const core = loadWasmCore()
+  decodeTelegramSync(core, fullFrame(30000000, 5), null)
+  for (let i = 1; i < 50_000; i++) decodeTelegramSync(core, fullFrame(31000000 + i, 5), null)
+  const o = decodeTelegramSync(core, compactFrame(39999999, 4567, undefined, true), null)
+  t.equal(o.status, 'ok', 'its data CRC agrees with the borrowed format')
+  if (o.status === 'ok') t.equal(o.value, 4.567)
 })
 
 t.test('state carries over across pool calls (one worker)', async (t) => {

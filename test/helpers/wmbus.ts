@@ -34,11 +34,17 @@ export function fullFrame(id: number, litres: number): string {
   return frame(`442D2C${idHex(id)}1B167A01000000` + `0413${le}025B1200` + `4413${le}`)
 }
 
-/** Compact frame of meter `id` reading `litres`, for the format with these record headers. */
-export function compactFrame(id: number, litres: number, headers = HDRS): string {
+/**
+ * Compact frame of meter `id` reading `litres`, for the format with these record headers.
+ * Its data CRC is 0000 (never right) unless `dataCrc`: then that of the records it stands for.
+ */
+export function compactFrame(id: number, litres: number, headers = HDRS, dataCrc = false): string {
   const sig = crc16(Buffer.from(headers.join(''), 'hex'), 0, headers.join('').length / 2)
   const le = le32(litres)
-  const sigLe =
-    (sig & 0xff).toString(16).padStart(2, '0') + (sig >> 8).toString(16).padStart(2, '0')
-  return frame(`442D2C${idHex(id)}1B1679${sigLe}0000${le}1200${le}`)
+  const data = [le, '1200', le]
+  const records = Buffer.from(headers.map((h, i) => h + (data[i] ?? '')).join(''), 'hex')
+  const crc = dataCrc ? crc16(records, 0, records.length) : 0
+  const lowFirst = (v: number) =>
+    (v & 0xff).toString(16).padStart(2, '0') + (v >> 8).toString(16).padStart(2, '0')
+  return frame(`442D2C${idHex(id)}1B1679${lowFirst(sig)}${lowFirst(crc)}${le}1200${le}`)
 }
