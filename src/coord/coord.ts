@@ -53,8 +53,13 @@ export interface Coord {
   ): Promise<void>
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>
-  /** Sets several keys only when absent; returns per key whether this call set it. */
-  claimMany(keys: string[], ttlMs: number): Promise<boolean[]>
+  /**
+   * Per key: sets it to its value for `ttlMs` unless it holds a live one; null where this call
+   * set it, else the value it holds (a key named twice: the second sees the first's value).
+   * One round trip for all. These keys are read only through this call: the in-process
+   * coordinator keeps them apart from the others, oldest first and bounded (memory.ts).
+   */
+  claimValues(keys: string[], values: string[], ttlMs: number): Promise<(string | null)[]>
   unclaim(keys: string[]): Promise<void>
   get(key: string): Promise<string | null>
   /** Atomically increments an integer key (created at 0) and returns the new value. */

@@ -22,25 +22,15 @@ export async function findRepeats(
 ): Promise<(number | null)[]> {
   if (windowMs <= 0 || sightings.length === 0) return sightings.map(() => null)
   const keys = sightings.map((s) => `tgrep:${s.ws}:${s.identifier}:${s.fingerprint.toString(16)}`)
-  const claimed = await coord.claimMany(keys, windowMs)
-  const out: (number | null)[] = new Array(sightings.length).fill(null)
-  const firstInBatch = new Map<string, number>()
-  await Promise.all(
-    sightings.map(async (s, i) => {
-      const k = keys[i]!
-      if (claimed[i]) {
-        firstInBatch.set(k, s.recordedAt)
-        await coord.set(k, String(s.recordedAt), windowMs)
-      }
-    }),
+  const held = await coord.claimValues(
+    keys,
+    sightings.map((s) => String(s.recordedAt)),
+    windowMs,
   )
-  await Promise.all(
-    sightings.map(async (s, i) => {
-      if (claimed[i]) return
-      const k = keys[i]!
-      const first = firstInBatch.get(k) ?? Number((await coord.get(k)) ?? NaN)
-      if (first !== s.recordedAt) out[i] = Number.isFinite(first) ? first : -1
-    }),
-  )
-  return out
+  return held.map((v, i) => {
+    if (v === null) return null
+    const first = Number(v)
+    if (first === sightings[i]!.recordedAt) return null
+    return Number.isFinite(first) ? first : -1
+  })
 }

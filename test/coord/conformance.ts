@@ -165,28 +165,50 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     t.equal(await f.peer.lease(l, 'b', 150), false, 'and a holds it now')
   })
 
-  t.test(
-    'claim and claimMany set keys only when absent; unclaim and expiry free them',
-    async (t) => {
-      const [a, b, c] = [fresh('claim'), fresh('claim'), fresh('claim')]
-      t.equal(await f.coord.claim(a, 60_000), true)
-      t.equal(await f.coord.claim(a, 60_000), false, 'a second claim of the same key fails')
-      t.equal(await f.peer.claim(a, 60_000), false, 'also from a peer')
-      t.same(await f.coord.claimMany([a, b, c], 60_000), [false, true, true], 'per key')
-      t.same(await f.coord.claimMany([], 60_000), [], 'an empty claim is empty')
-      await f.coord.unclaim([a, b])
-      await f.coord.unclaim([])
-      t.same(
-        await f.peer.claimMany([a, b, c], 60_000),
-        [true, true, false],
-        'unclaimed keys are free',
-      )
+  t.test('claim sets a key only when absent; unclaim and expiry free it', async (t) => {
+    const [a, b] = [fresh('claim'), fresh('claim')]
+    t.equal(await f.coord.claim(a, 60_000), true)
+    t.equal(await f.coord.claim(a, 60_000), false, 'a second claim of the same key fails')
+    t.equal(await f.peer.claim(a, 60_000), false, 'also from a peer')
+    t.equal(await f.coord.claim(b, 60_000), true)
+    await f.coord.unclaim([a, b])
+    await f.coord.unclaim([])
+    t.equal(await f.peer.claim(a, 60_000), true, 'an unclaimed key is free')
+    t.equal(await f.peer.claim(b, 60_000), true, 'and so is the other')
 
-      const short = fresh('claim-ttl')
-      t.equal(await f.coord.claim(short, 150), true)
-      t.equal(await expire(f, 150, () => f.coord.claim(short, 150)), true, 'a claim expires')
-    },
-  )
+    const short = fresh('claim-ttl')
+    t.equal(await f.coord.claim(short, 150), true)
+    t.equal(await expire(f, 150, () => f.coord.claim(short, 150)), true, 'a claim expires')
+  })
+
+  t.test('claimValues sets keys holding no live value and says what the others hold', async (t) => {
+    const [a, b, c] = [fresh('claimv'), fresh('claimv'), fresh('claimv')]
+    t.same(
+      await f.coord.claimValues([a, b, a], ['1', '2', '3'], 60_000),
+      [null, null, '1'],
+      'per key; a key named twice sees the first value',
+    )
+    t.same(
+      await f.peer.claimValues([b, c], ['4', '5'], 60_000),
+      ['2', null],
+      'a peer sees the value held, and sets the key nobody held',
+    )
+    t.same(await f.coord.claimValues([c], ['6'], 60_000), ['5'], 'the value is not replaced')
+    t.same(await f.coord.claimValues([], [], 60_000), [], 'an empty claim is empty')
+
+    const short = fresh('claimv-ttl')
+    t.same(await f.coord.claimValues([short], ['7'], 150), [null])
+    t.equal(
+      await expire(
+        f,
+        150,
+        async () => (await f.coord.claimValues([short], ['8'], 150))[0] === null,
+      ),
+      true,
+      'a claimed value expires',
+    )
+    t.same(await f.peer.claimValues([short], ['9'], 150), ['8'], 'and the new one holds')
+  })
 
   t.test('get and set, with and without ttl', async (t) => {
     const k = fresh('kv')
