@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util'
 import type { Ingest } from '../../src/ingest/types.js'
 import { startTestServer } from '../../test/helpers/server.js'
 import { bodyFactory } from '../lib/bodies.js'
+import { frameShapes, type FixtureFrame } from '../lib/telegram-frames.js'
 import { threadCpuMs } from '../lib/proc.js'
 
 const { values: o } = parseArgs({
@@ -48,8 +49,8 @@ interface SampledNode {
   children: SampledNode[]
 }
 
-// As the bench's server (bench/lib/server.ts): fixture frames repeat, which is not what is measured.
-const server = await startTestServer({ WORKERS: '1', TELEGRAM_REPEAT_WINDOW_MS: '0' })
+// The telegram bodies' frames differ (telegram-frames.ts): the repeat check runs as configured.
+const server = await startTestServer({ WORKERS: '1' })
 const ws = await server.admin('POST', '/workspaces', {
   name: 'pipeline-cost',
   provision_cap_per_hour: 1_000_000_000,
@@ -57,12 +58,14 @@ const ws = await server.admin('POST', '/workspaces', {
 const ingest = (server.app.parts as { ingest: Ingest }).ingest
 // The `gateway` and `shared` scenarios' bodies (bench/lib/bodies.ts), a minute apart.
 const start = Date.now() - 86_400_000
-const plainFrames = () =>
-  (
-    JSON.parse(
-      fs.readFileSync(new URL('../fixtures/telegrams.json', import.meta.url), 'utf8'),
-    ) as Record<string, { hex: string }[]>
-  ).plain!.map((f) => f.hex)
+const plainShapes = () =>
+  frameShapes(
+    (
+      JSON.parse(
+        fs.readFileSync(new URL('../fixtures/telegrams.json', import.meta.url), 'utf8'),
+      ) as Record<string, FixtureFrame[]>
+    ).plain!,
+  ).shapes
 const bodies = bodyFactory(
   fleet
     ? { kind: 'fleet', batch: meters, meters: fleet, startMs: start, stepMs: 900_000 }
@@ -70,8 +73,9 @@ const bodies = bodyFactory(
       ? {
           kind: 'telegramGateway',
           batch: meters,
-          telegrams: plainFrames(),
+          shapes: plainShapes(),
           suffix: 'plain',
+          idDigit: 1,
           startMs: start,
           stepMs: 60_000,
         }

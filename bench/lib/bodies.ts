@@ -4,6 +4,8 @@
 // requests overtook each other (a late reading makes the meter actor look up its stored
 // neighbours, which is a different workload and would be measured by accident).
 
+import { FleetFrames, type FrameShape } from './telegram-frames.js'
+
 export type BodySpec =
   | {
       kind: 'generic'
@@ -27,14 +29,18 @@ export type BodySpec =
   | {
       /**
        * Telegram gateway: every request of a lane names its `batch` meters once each
-       * (1 telegram per meter per request); meter i of a lane carries frame i mod n, and
-       * recorded_at moves one step per request.
+       * (1 telegram per meter per request); meter i of a lane is fixture i mod n with a
+       * wM-Bus identity of its own (`telegramGatewayId`), and recorded_at moves one step per
+       * request. Its telegram at time t is its `telegramIndex(t)`-th (telegram-frames.ts):
+       * access number and main register move with it, so none repeats another.
        */
       kind: 'telegramGateway'
       batch: number
-      telegrams: string[]
+      shapes: FrameShape[]
       /** appended to the meter names (keeps runs of different frame kinds apart) */
       suffix: string
+      /** keeps the identities of different frame kinds apart (0–9) */
+      idDigit: number
       startMs: number
       stepMs: number
     }
@@ -94,6 +100,22 @@ export const sharedMeter = (i: number) => `s-${i}`
 export const telegramMeter = (lane: number, j: number) => `t${lane}-${j}`
 export const telegramGatewayMeter = (lane: number, i: number, suffix: string) =>
   `tg${lane}-${i}${suffix}`
+/** The wM-Bus identity (8 digits) of a telegram gateway meter: 9, kind, lane, i. */
+export const telegramGatewayId = (lane: number, i: number, idDigit: number) =>
+  90_000_000 + idDigit * 1_000_000 + lane * 10_000 + i
+/** Which telegram of its meter is sent at time t: minutes since 2020 (the bench's step). */
+export const telegramIndex = (t: number) => Math.floor((t - Date.UTC(2020, 0, 1)) / 60_000)
+
+/** The telegrams of a lane of the telegram gateway profile (`telegramGateway` bodies). */
+export function telegramGatewayFrames(
+  shapes: FrameShape[],
+  lane: number,
+  meters: number,
+  idDigit: number,
+): FleetFrames {
+  const ids = Array.from({ length: meters }, (_, i) => telegramGatewayId(lane, i, idDigit))
+  return new FleetFrames(shapes, ids)
+}
 
 /** The fixed start of each of a lane's `count` items, built on first use of the lane. */
 function perLane(count: number, head: (lane: number, i: number) => string) {
@@ -224,19 +246,28 @@ export function bodyFactory(spec: BodySpec): {
       }
     }
     case 'telegramGateway': {
-      const n = spec.telegrams.length
       const laneHeads = perLane(
         spec.batch,
         (lane, i) =>
-          `{"meter":"${telegramGatewayMeter(lane, i, spec.suffix)}","profile":"wmbus_oms","payload":{"telegram":"${spec.telegrams[i % n]}"},"recorded_at":"`,
+          `{"meter":"${telegramGatewayMeter(lane, i, spec.suffix)}","profile":"wmbus_oms","payload":{"telegram":"`,
       )
+      const frames = new Map<number, FleetFrames>()
+      const all = Array.from({ length: spec.batch }, (_, i) => i)
       return {
         readings: spec.batch,
         make(lane, seq) {
           const h = laneHeads(lane)
-          const tail = `${new Date(spec.startMs + seq * spec.stepMs).toISOString()}"}`
+          let f = frames.get(lane)
+          if (!f)
+            frames.set(
+              lane,
+              (f = telegramGatewayFrames(spec.shapes, lane, spec.batch, spec.idDigit)),
+            )
+          const t = spec.startMs + seq * spec.stepMs
+          const hex = f.request(all, telegramIndex(t))
+          const tail = `"},"recorded_at":"${new Date(t).toISOString()}"}`
           const parts = new Array<string>(h.length)
-          for (let i = 0; i < h.length; i++) parts[i] = h[i] + tail
+          for (let i = 0; i < h.length; i++) parts[i] = h[i] + hex[i] + tail
           return `{"readings":[${parts.join(',')}]}`
         },
       }

@@ -26,9 +26,15 @@ export interface IngestEnv {
   close(): Promise<void>
 }
 
-export async function ingestEnv(ctx: Ctx, name: string): Promise<IngestEnv> {
+/** `env`: the server's environment over the bench's (bench/lib/server.ts). */
+export async function ingestEnv(
+  ctx: Ctx,
+  name: string,
+  env?: Record<string, string>,
+): Promise<IngestEnv> {
   const server = await startServer({
     name,
+    env,
     redisUrl: ctx.redisUrl,
     clickhouseUrl: ctx.clickhouseUrl,
     profile: ctx.profile,

@@ -9,10 +9,17 @@
 // prints each row's ratio to the `gateway` generic row of the same batch size in the same run.
 import fs from 'node:fs'
 import type { Ctx } from '../lib/context.js'
-import { telegramGatewayMeter, telegramMeter } from '../lib/bodies.js'
+import {
+  telegramGatewayFrames,
+  telegramGatewayMeter,
+  telegramIndex,
+  telegramMeter,
+} from '../lib/bodies.js'
+import { frameShapes, type FrameShape } from '../lib/telegram-frames.js'
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
 import { ROOT } from '../lib/server.js'
 import { DecoderPool } from '../../src/decode/pool.js'
+import { Config } from '../../src/config/index.js'
 import { ingestEnv, loadConfig, measure, STEP_MS, type IngestEnv } from './ingest-common.js'
 import os from 'node:os'
 import path from 'node:path'
@@ -118,8 +125,11 @@ const C = 8
 
 /**
  * The gateway profile with telegrams (issue 13): every request of a connection names each of
- * its meters once, meter i carrying frame i mod n of the kind. Its own server, so the meters
- * and windows of the runs above are not in the way. Rows carry detail.profile = 'gateway'.
+ * its meters once, meter i sending fixture i mod n of the kind with an identity of its own
+ * and its access number and register moving on (telegram-frames.ts). Its own server, so the
+ * meters and windows of the runs above are not in the way, and with the service's default
+ * gateway-repeat window: its telegrams are not repeats, and checking that is part of the
+ * cost. Rows carry detail.profile = 'gateway'.
  */
 export async function gatewayProfile(
   ctx: Ctx,
@@ -130,12 +140,17 @@ export async function gatewayProfile(
   const meters = Math.max(...batches)
   const rows: Row[] = []
   const notes: string[] = []
-  const env = await ingestEnv(ctx, 'telegram-gateway')
+  const env = await ingestEnv(ctx, 'telegram-gateway', {
+    TELEGRAM_REPEAT_WINDOW_MS: String(Config.properties.TELEGRAM_REPEAT_WINDOW_MS.default),
+  })
   try {
-    for (const kind of kinds) {
+    for (const [idDigit, kind] of kinds.entries()) {
       const frames = fx[kind]!
-      const twins = frames[0]!.key ? await plainTwins(fx.plain!, frames) : null
-      const p = await provisionGateway(env, kind, frames, twins, meters)
+      const { shapes, leftOut } = frameShapes(frames)
+      if (leftOut.length) notes.push(`gateway ${kind}: fixtures left out: ${leftOut.join('; ')}`)
+      const used = frames.filter((f) => shapes.some((sh) => sh.source === f.source))
+      const twins = frames[0]!.key ? await plainTwins(fx.plain!, used) : null
+      const p = await provisionGateway(env, kind, shapes, idDigit, twins, meters)
       notes.push(
         `gateway ${kind}: provisioning ${C} × ${meters} meters${frames[0]!.key ? ' and their keys' : ''} took ${round(p)} ms (${round((C * meters) / (p / 1000))} meters/s; not measured)`,
       )
@@ -143,8 +158,9 @@ export async function gatewayProfile(
         const body = {
           kind: 'telegramGateway' as const,
           batch,
-          telegrams: frames.map((f) => f.hex),
+          shapes,
           suffix: kind,
+          idDigit,
           startMs: env.nextStart(),
           stepMs: STEP_MS,
         }
@@ -182,7 +198,7 @@ export async function gatewayProfile(
     await env.close()
   }
   notes.push(
-    'gateway rows: 1 telegram per meter per request, disjoint meters per connection (frame i mod n for meter i); ratio = telegrams/s over the `gateway` generic row (readings/s) of the same batch size in this run (run `gateway` too).',
+    'gateway rows: 1 telegram per meter per request, disjoint meters per connection (fixture i mod n for meter i, its own identity, access number and register moving on; repeat window at the default); ratio = telegrams/s over the `gateway` generic row (readings/s) of the same batch size in this run (run `gateway` too).',
   )
   return { rows, notes }
 }
@@ -197,7 +213,8 @@ export async function gatewayProfile(
 async function provisionGateway(
   env: IngestEnv,
   kind: string,
-  frames: Fx[],
+  shapes: FrameShape[],
+  idDigit: number,
   /** encrypted kinds: the plain frame each meter is created with (same unit) */
   twins: string[] | null,
   meters: number,
@@ -206,15 +223,18 @@ async function provisionGateway(
   const names = Array.from({ length: C }, (_, lane) =>
     Array.from({ length: meters }, (_, i) => telegramGatewayMeter(lane, i, kind)),
   )
-  const at = new Date(env.nextStart()).toISOString()
-  const first = twins ?? frames.map((f) => f.hex)
+  const t = env.nextStart()
+  const all = Array.from({ length: meters }, (_, i) => i)
   await Promise.all(
-    names.map(async (list) => {
+    names.map(async (list, lane) => {
+      const first = twins
+        ? all.map((i) => twins[i % twins.length]!)
+        : telegramGatewayFrames(shapes, lane, meters, idDigit).request(all, telegramIndex(t))
       const readings = list.map((meter, i) => ({
         meter,
         profile: 'wmbus_oms',
-        payload: { telegram: first[i % first.length]! },
-        recorded_at: at,
+        payload: { telegram: first[i]! },
+        recorded_at: new Date(t).toISOString(),
       }))
       const r = await env.server.call('POST', '/api/v1/reportData', env.token, { readings })
       if (r.status >= 300)
@@ -233,7 +253,7 @@ async function provisionGateway(
     l.map((meter, i) => {
       const id = ids.get(meter)
       if (id === undefined) throw new Error(`provisioning: meter ${meter} not created`)
-      return { id, key: frames[i % frames.length]!.key }
+      return { id, key: shapes[i % shapes.length]!.key }
     }),
   )
   let next = 0
