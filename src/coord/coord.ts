@@ -54,12 +54,13 @@ export interface Coord {
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>
   /**
-   * Per key: sets it to its value for `ttlMs` unless it holds a live one; null where this call
-   * set it, else the value it holds (a key named twice: the second sees the first's value).
-   * One round trip for all. These keys are read only through this call: the in-process
-   * coordinator keeps them apart from the others, oldest first and bounded (memory.ts).
+   * Per key: sets it to its value (a number) for `ttlMs` unless it holds a live one; null
+   * where this call set it, else the value it holds (a key named twice: the second sees the
+   * first's value). One round trip for all. These keys are read only through this call: the
+   * in-process coordinator keeps them apart from the others, as hashes, oldest first and
+   * bounded (claim-table.ts).
    */
-  claimValues(keys: string[], values: string[], ttlMs: number): Promise<(string | null)[]>
+  claimValues(keys: string[], values: number[], ttlMs: number): Promise<(number | null)[]>
   unclaim(keys: string[]): Promise<void>
   get(key: string): Promise<string | null>
   /** Atomically increments an integer key (created at 0) and returns the new value. */

@@ -215,18 +215,18 @@ export class RedisCoord implements Coord {
     return this.run(async () => (await this.redis.set(key, '1', 'PX', ttlMs, 'NX')) === 'OK')
   }
 
-  claimValues(keys: string[], values: string[], ttlMs: number): Promise<(string | null)[]> {
+  claimValues(keys: string[], values: number[], ttlMs: number): Promise<(number | null)[]> {
     if (keys.length === 0) return Promise.resolve([])
     return this.run(async () => {
       // SET NX, then GET: a key set by another client keeps its value, which the GET reads.
       const p = this.redis.pipeline()
-      keys.forEach((k, i) => p.set(k, values[i]!, 'PX', ttlMs, 'NX').get(k))
+      keys.forEach((k, i) => p.set(k, String(values[i]), 'PX', ttlMs, 'NX').get(k))
       const res = (await p.exec()) ?? []
       return keys.map((_, i) => {
         const [setErr, set] = res[2 * i]!
         const [getErr, held] = res[2 * i + 1]!
         if (setErr || getErr) throw setErr ?? getErr
-        return set === 'OK' ? null : (held as string | null)
+        return set === 'OK' || held === null ? null : Number(held)
       })
     })
   }

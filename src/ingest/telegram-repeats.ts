@@ -24,13 +24,11 @@ export async function findRepeats(
   const keys = sightings.map((s) => `tgrep:${s.ws}:${s.identifier}:${s.fingerprint.toString(16)}`)
   const held = await coord.claimValues(
     keys,
-    sightings.map((s) => String(s.recordedAt)),
+    sightings.map((s) => s.recordedAt),
     windowMs,
   )
-  return held.map((v, i) => {
-    if (v === null) return null
-    const first = Number(v)
-    if (first === sightings[i]!.recordedAt) return null
+  return held.map((first, i) => {
+    if (first === null || first === sightings[i]!.recordedAt) return null
     return Number.isFinite(first) ? first : -1
   })
 }

@@ -184,30 +184,30 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
   t.test('claimValues sets keys holding no live value and says what the others hold', async (t) => {
     const [a, b, c] = [fresh('claimv'), fresh('claimv'), fresh('claimv')]
     t.same(
-      await f.coord.claimValues([a, b, a], ['1', '2', '3'], 60_000),
-      [null, null, '1'],
+      await f.coord.claimValues([a, b, a], [1, 2, 3], 60_000),
+      [null, null, 1],
       'per key; a key named twice sees the first value',
     )
     t.same(
-      await f.peer.claimValues([b, c], ['4', '5'], 60_000),
-      ['2', null],
+      await f.peer.claimValues([b, c], [4, 1_764_288_000_123], 60_000),
+      [2, null],
       'a peer sees the value held, and sets the key nobody held',
     )
-    t.same(await f.coord.claimValues([c], ['6'], 60_000), ['5'], 'the value is not replaced')
+    t.same(
+      await f.coord.claimValues([c], [6], 60_000),
+      [1_764_288_000_123],
+      'the value is not replaced (a time in ms, exactly)',
+    )
     t.same(await f.coord.claimValues([], [], 60_000), [], 'an empty claim is empty')
 
     const short = fresh('claimv-ttl')
-    t.same(await f.coord.claimValues([short], ['7'], 150), [null])
+    t.same(await f.coord.claimValues([short], [7], 150), [null])
     t.equal(
-      await expire(
-        f,
-        150,
-        async () => (await f.coord.claimValues([short], ['8'], 150))[0] === null,
-      ),
+      await expire(f, 150, async () => (await f.coord.claimValues([short], [8], 150))[0] === null),
       true,
       'a claimed value expires',
     )
-    t.same(await f.peer.claimValues([short], ['9'], 150), ['8'], 'and the new one holds')
+    t.same(await f.peer.claimValues([short], [9], 150), [8], 'and the new one holds')
   })
 
   t.test('get and set, with and without ttl', async (t) => {

@@ -46,7 +46,7 @@ if (!redisAvailable({ own: true })) {
         ['take', () => coord.take('down', 5, 60_000)],
         ['nextId', () => coord.nextId('down', async () => 0)],
         ['lease', () => coord.lease('down', 'a', 1000)],
-        ['claimValues', () => coord.claimValues(['down:a', 'down:b'], ['1', '2'], 1000)],
+        ['claimValues', () => coord.claimValues(['down:a', 'down:b'], [1, 2], 1000)],
         ['ping', () => coord.ping()],
       ]
       for (const [name, call] of calls) {
