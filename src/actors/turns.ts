@@ -43,7 +43,11 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     }
   } else {
     // Across instances each meter's turn runs under its own lock (and reloads when another
-    // instance wrote since): one turn per lock, the look-ups still merged per tick.
+    // instance wrote since). The locks of a batch are taken in one call (meter-locks.ts), so
+    // the turns whose lock came back together run as one batch, as without locks: a batch
+    // per turn cost a body, a feed buffer and an INSERT piece per meter (the Redis gateway
+    // bench ran at 8,200 readings/s, 70 main-thread ms per 1,000, most of it allocating).
+    const together = new TogetherInTick(env)
     turns = await Promise.all(
       batch.map(async (e) => {
         const held: { turn?: Turn } = {}
@@ -56,7 +60,7 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
               // history to load: its empty window is complete (as without locks).
               if (changed && !(untouched && e.actor.fresh)) e.actor.reset()
               held.turn = begin(e)
-              await phases(env, [held.turn])
+              await together.run(held.turn)
             },
           )
           e.actor.seen = r.seen
@@ -68,6 +72,36 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     )
   }
   batch.forEach((e, i) => answer(e.group, turns[i]!))
+}
+
+/**
+ * Turns handed over in the same tick run their phases as one batch: those whose locks came
+ * back from one call (a lock waited for runs with the others of its own tick).
+ */
+class TogetherInTick {
+  private waiting: { turn: Turn; done: (err?: unknown) => void }[] = []
+
+  constructor(private readonly env: ActorEnv) {}
+
+  /** Rejects when the phases threw (not expected: each phase fails its own turns). */
+  run(turn: Turn): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.length === 0) setImmediate(() => this.flush())
+      this.waiting.push({ turn, done: (err) => (err === undefined ? resolve() : reject(err)) })
+    })
+  }
+
+  private flush(): void {
+    const batch = this.waiting
+    this.waiting = []
+    phases(
+      this.env,
+      batch.map((b) => b.turn),
+    ).then(
+      () => batch.forEach((b) => b.done()),
+      (err) => batch.forEach((b) => b.done(err ?? new Error('turn failed'))),
+    )
+  }
 }
 
 /**
