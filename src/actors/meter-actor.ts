@@ -85,16 +85,32 @@ export interface ActorEnv {
   now: () => number
 }
 
+/** A meter whose turn is to run under its lock, and the stamp its actor last saw. */
+export interface LockEntry {
+  meterId: number
+  seen: number | null
+}
+
+/** An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever. */
+export interface LockedMeter {
+  index: number
+  changed: boolean
+  untouched: boolean
+}
+
+/** Per entry: the stamp its actor sees now, or why its turn did not run (or failed). */
+export type LockOutcome = { seen: number | null } | { error: unknown }
+
 export interface MeterLocks {
   /**
-   * Runs `fn` holding the meter's lock; `changed` says whether another instance wrote since
-   * `seen`, `untouched` that no turn of this meter has ended anywhere yet.
+   * Runs `fn` holding the locks of the entries: once for all whose locks were taken at
+   * once, again for those that had to be waited for. `changed` says whether another
+   * instance wrote since `seen`, `untouched` that no turn of the meter has ended anywhere.
    */
-  withLock<T>(
-    meterId: number,
-    seen: number | null,
-    fn: (changed: boolean, untouched: boolean) => Promise<T>,
-  ): Promise<{ result: T; seen: number | null }>
+  withLocks(
+    entries: readonly LockEntry[],
+    fn: (locked: LockedMeter[]) => Promise<void>,
+  ): Promise<LockOutcome[]>
 }
 
 const key = (kind: string, t: number) => `${kind}:${t}`

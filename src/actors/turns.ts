@@ -43,65 +43,30 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     }
   } else {
     // Across instances each meter's turn runs under its own lock (and reloads when another
-    // instance wrote since). The locks of a batch are taken in one call (meter-locks.ts), so
-    // the turns whose lock came back together run as one batch, as without locks: a batch
-    // per turn cost a body, a feed buffer and an INSERT piece per meter (the Redis gateway
-    // bench ran at 8,200 readings/s, 70 main-thread ms per 1,000, most of it allocating).
-    const together = new TogetherInTick(env)
-    turns = await Promise.all(
-      batch.map(async (e) => {
-        const held: { turn?: Turn } = {}
-        try {
-          const r = await locks.withLock(
-            e.actor.meterId,
-            e.actor.seen,
-            async (changed, untouched) => {
-              // A meter this instance has just created, with no turn ended anywhere, has no
-              // history to load: its empty window is complete (as without locks).
-              if (changed && !(untouched && e.actor.fresh)) e.actor.reset()
-              held.turn = begin(e)
-              await together.run(held.turn)
-            },
-          )
-          e.actor.seen = r.seen
-        } catch (err) {
-          fail((held.turn ??= begin(e)), err)
-        }
-        return held.turn!
-      }),
+    // instance wrote since); the turns whose locks were taken together run as one batch.
+    const held: (Turn | undefined)[] = new Array(batch.length)
+    const outcomes = await locks.withLocks(
+      batch.map((e) => ({ meterId: e.actor.meterId, seen: e.actor.seen })),
+      async (locked) => {
+        const lockedTurns = locked.map(({ index, changed, untouched }) => {
+          const e = batch[index]!
+          // A meter this instance has just created, with no turn ended anywhere, has no
+          // history to load: its empty window is complete (as without locks).
+          if (changed && !(untouched && e.actor.fresh)) e.actor.reset()
+          return (held[index] = begin(e))
+        })
+        await phases(env, lockedTurns)
+      },
     )
-  }
-  batch.forEach((e, i) => answer(e.group, turns[i]!))
-}
-
-/**
- * Turns handed over in the same tick run their phases as one batch: those whose locks came
- * back from one call (a lock waited for runs with the others of its own tick).
- */
-class TogetherInTick {
-  private waiting: { turn: Turn; done: (err?: unknown) => void }[] = []
-
-  constructor(private readonly env: ActorEnv) {}
-
-  /** Rejects when the phases threw (not expected: each phase fails its own turns). */
-  run(turn: Turn): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.waiting.length === 0) setImmediate(() => this.flush())
-      this.waiting.push({ turn, done: (err) => (err === undefined ? resolve() : reject(err)) })
+    turns = batch.map((e, i) => {
+      const o = outcomes[i]!
+      const t = (held[i] ??= begin(e))
+      if ('error' in o) fail(t, o.error)
+      else e.actor.seen = o.seen
+      return t
     })
   }
-
-  private flush(): void {
-    const batch = this.waiting
-    this.waiting = []
-    phases(
-      this.env,
-      batch.map((b) => b.turn),
-    ).then(
-      () => batch.forEach((b) => b.done()),
-      (err) => batch.forEach((b) => b.done(err ?? new Error('turn failed'))),
-    )
-  }
+  batch.forEach((e, i) => answer(e.group, turns[i]!))
 }
 
 /**

@@ -23,7 +23,7 @@ if (!redisAvailable()) {
   // A 150 ms lease; A's turn takes 1 s.
   const a = new CoordMeterLocks(coords[0]!, 150, 10_000)
   const b = new CoordMeterLocks(coords[1]!, 150, 10_000)
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
   t.test('a turn longer than the TTL keeps the meter to itself', async (t) => {
     const spans: Record<string, { from: number; to: number }> = {}
@@ -32,11 +32,64 @@ if (!redisAvailable()) {
       await sleep(ms)
       spans[who] = { from, to: Date.now() }
     }
-    const turnA = a.withLock(42, null, turn('A', 1000))
+    const turnA = a.withLocks([{ meterId: 42, seen: null }], turn('A', 1000))
     await sleep(50) // A holds the lease
-    const turnB = b.withLock(42, null, turn('B', 10))
-    await Promise.all([turnA, turnB])
+    const turnB = b.withLocks([{ meterId: 42, seen: null }], turn('B', 10))
+    const [[outA], [outB]] = await Promise.all([turnA, turnB])
     t.ok(spans.B!.from >= spans.A!.to, "B ran only after A's turn ended")
+    t.ok(outA && 'seen' in outA && outB && 'seen' in outB, 'both turns ended')
+    t.not((outA as { seen: number }).seen, (outB as { seen: number }).seen, 'each left a stamp')
+  })
+
+  t.test('the meters of a batch run together; one held elsewhere runs once free', async (t) => {
+    const rounds: number[][] = []
+    const holdB = b.withLocks([{ meterId: 7, seen: null }], () => sleep(300))
+    await sleep(50)
+    const entries = [5, 6, 7, 8].map((meterId) => ({ meterId, seen: null }))
+    const out = await a.withLocks(entries, async (locked) => {
+      rounds.push(locked.map((l) => entries[l.index]!.meterId))
+    })
+    await holdB
+    t.same(rounds, [[5, 6, 8], [7]], 'one call for the three free meters, then meter 7')
+    t.ok(
+      out.every((o) => 'seen' in o),
+      'every turn ended',
+    )
+    const [again] = await a.withLocks(
+      [{ meterId: 5, seen: (out[0] as { seen: number }).seen }],
+      async (l) => {
+        t.same(
+          l.map((x) => [x.changed, x.untouched]),
+          [[false, false]],
+          'its own stamp: unchanged',
+        )
+      },
+    )
+    t.ok(again && 'seen' in again)
+  })
+
+  t.test('a meter held past the wait fails alone; a throw keeps the stamps', async (t) => {
+    const quick = new CoordMeterLocks(coords[0]!, 150, 100)
+    const holdB = b.withLocks([{ meterId: 9, seen: null }], () => sleep(400))
+    await sleep(50)
+    const out = await quick.withLocks(
+      [
+        { meterId: 9, seen: null },
+        { meterId: 10, seen: null },
+      ],
+      async () => {},
+    )
+    await holdB
+    t.match(out[0], { error: { status: 503 } }, 'meter 9: busy on another instance')
+    t.ok('seen' in out[1]!, 'meter 10 ran')
+    const seen10 = (out[1] as { seen: number }).seen
+    const failed = await a.withLocks([{ meterId: 10, seen: seen10 }], async () => {
+      throw new Error('boom')
+    })
+    t.match(failed[0], { error: { message: 'boom' } })
+    await a.withLocks([{ meterId: 10, seen: seen10 }], async (l) => {
+      t.equal(l[0]!.changed, false, 'the failed turn left the stamp as it was')
+    })
   })
 
   t.test('the lease is given back after the turn', async (t) => {
