@@ -64,6 +64,19 @@ for i = 1, n do
 end
 return 1`
 
+// KEYS = the keys to claim; ARGV = ttl, then a value per key. Per key: false when this call
+// set it, else the value it holds.
+const CLAIM_VALUES = `
+local out = {}
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], ARGV[i + 1], 'NX', 'PX', ARGV[1]) then
+    out[i] = false
+  else
+    out[i] = redis.call('GET', KEYS[i]) or false
+  end
+end
+return out`
+
 const GIVE_BACK = `
 local c = tonumber(redis.call('GET', KEYS[1]) or '0')
 if c > 0 then redis.call('DECRBY', KEYS[1], math.min(c, tonumber(ARGV[1]))) end
@@ -77,6 +90,7 @@ type Scripted = Redis & {
   mfGiveBack(key: string, by: number): Promise<number>
   mfLeaseMany(...args: (string | number)[]): Promise<(string | null)[]>
   mfReleaseMany(...args: (string | number)[]): Promise<number>
+  mfClaimValues(...args: (string | number)[]): Promise<(string | null)[]>
 }
 
 export class RedisCoord implements Coord {
@@ -111,6 +125,7 @@ export class RedisCoord implements Coord {
     this.redis.defineCommand('mfGiveBack', { numberOfKeys: 1, lua: GIVE_BACK })
     this.redis.defineCommand('mfLeaseMany', { lua: LEASE_MANY })
     this.redis.defineCommand('mfReleaseMany', { lua: RELEASE_MANY })
+    this.redis.defineCommand('mfClaimValues', { lua: CLAIM_VALUES })
   }
 
   async connect(): Promise<void> {
@@ -218,16 +233,10 @@ export class RedisCoord implements Coord {
   claimValues(keys: string[], values: number[], ttlMs: number): Promise<(number | null)[]> {
     if (keys.length === 0) return Promise.resolve([])
     return this.run(async () => {
-      // SET NX, then GET: a key set by another client keeps its value, which the GET reads.
-      const p = this.redis.pipeline()
-      keys.forEach((k, i) => p.set(k, String(values[i]), 'PX', ttlMs, 'NX').get(k))
-      const res = (await p.exec()) ?? []
-      return keys.map((_, i) => {
-        const [setErr, set] = res[2 * i]!
-        const [getErr, held] = res[2 * i + 1]!
-        if (setErr || getErr) throw setErr ?? getErr
-        return set === 'OK' || held === null ? null : Number(held)
-      })
+      // One script call: a pipeline of a SET NX and a GET per key cost ioredis ~8.5 us of
+      // main-thread CPU a key (scratch, 500 keys a call), two command objects each.
+      const res = await this.redis.mfClaimValues(keys.length, ...keys, ttlMs, ...values)
+      return res.map((held) => (held === null || (held as unknown) === false ? null : Number(held)))
     })
   }
 
