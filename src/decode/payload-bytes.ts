@@ -11,15 +11,7 @@
 import v8 from 'node:v8'
 import type { DecoderCore } from './core.js'
 import { S, R, REC_W, D, QUANTITIES, TIME_UNITS } from './layout.js'
-import {
-  DLL_CRC_NAMES,
-  FUNCS,
-  frameText,
-  inTsv,
-  manufacturer,
-  printedId,
-  scaled,
-} from './telegram.js'
+import { DLL_CRC_NAMES, FUNCS, frameText, inTsv, manufacturer, scaled } from './telegram.js'
 
 const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'))
 
@@ -73,6 +65,13 @@ function put(piece: Uint8Array): void {
 function putHex2(n: number): void {
   out[at++] = HEX[(n >> 4) & 15]!
   out[at++] = HEX[n & 15]!
+}
+
+const HEX_LOWER = bytes('0123456789abcdef')
+
+/** An identity as `printedId` prints it (lower-case hex of its 4 bytes, high first). */
+function putId(id: number): void {
+  for (let shift = 28; shift >= 0; shift -= 4) out[at++] = HEX_LOWER[(id >>> shift) & 15]!
 }
 
 /** Text known to be ASCII (names, digits, dates). */
@@ -235,19 +234,21 @@ interface Template {
 }
 
 /**
- * Meters whose layouts a worker keeps: a twentieth of its heap at ~6 KB each (3.7 KB of
- * heap and their text outside it, measured), at least 8,192; ~36,000 on Node's default
- * 4 GiB heap. A worker sees the meters its affinity gives it (affinity.ts): half of them
- * with two. Past this many the oldest goes, so a fleet whose meters take turns misses every
- * time: through one worker fixed at 8,192, 16,000 meters cost 37–42 µs a plain telegram
- * against 7–9 µs for 4,000 (scratch, session 31).
+ * Meters whose layouts a worker keeps: per meter, its few layouts' templates, which meters of
+ * one layout share (`shared`): the meter's identity is a value of the text, not a part of its
+ * runs. A template of its own per meter cost ~6 KB each, a bound of ~36,000 meters per worker
+ * on a 4 GiB heap (a fleet past it missed every time: 37–42 µs a plain telegram against 7–9,
+ * session 31), and 2,000 meters' templates read from memory outside the caches cost a
+ * telegram ~2 µs more than 40 meters' (a pool of two workers, 2.6 against 4.7–5.3 µs).
+ * An entry here is a Map slot and a small array, ~200 bytes: a twentieth of the heap holds
+ * ~1 M meters on 4 GiB.
  */
-const MAX_TEMPLATES = Math.max(
-  8192,
-  Math.floor((v8.getHeapStatistics().heap_size_limit * 0.05) / 6144),
-)
+const MAX_METERS = Math.max(8192, Math.floor((v8.getHeapStatistics().heap_size_limit * 0.05) / 200))
 const templates = new Map<number, Template[]>()
 const LAYOUTS_PER_KEY = 4
+/** Every layout seen, by a hash of its signature; the oldest go past this (meters keep theirs). */
+const MAX_LAYOUTS = 4096
+const shared = new Map<number, Template[]>()
 
 let sig = new Float64Array(1024)
 let sigLength = 0
@@ -328,11 +329,8 @@ const LINK_FIELDS = [
   S.CI0 + 1,
   S.CI0 + 2,
   S.CI0 + 3,
-  S.WIRED_ADDR,
   S.DLLCRC,
-  S.DLL_ID,
   S.HAS_ID,
-  S.ID,
   S.ID_M,
   S.VER,
   S.TYPE,
@@ -356,6 +354,10 @@ const NUMBER = 2 // REC index of the value, decimal exponent, 1 when not scaled 
 const TEXT = 3 // first and last byte of text in F (written last byte first)
 const BYTES = 4 // first byte and length in F, written as hex
 const DATE = 5 // REC index of the value, its date type
+// The meter's identity: link-layer id, the last address (printed), a wired frame's address.
+const DLL_ID = 6
+const ID = 7
+const WIRED_ADDRESS = 8
 
 /** A value of the text: written, and where a template is recorded, a slot between two runs. */
 function value(core: DecoderCore, kind: number, a = 0, b = 0, c = 0): void {
@@ -384,6 +386,12 @@ function writeValue(core: DecoderCore, kind: number, a: number, b: number, c: nu
       out[at++] = QUOTE
       return
     }
+    case DLL_ID:
+      return putId(core.CTRL[S.DLL_ID]!)
+    case ID:
+      return putId(core.CTRL[S.ID]!)
+    case WIRED_ADDRESS:
+      return putNum(core.CTRL[S.WIRED_ADDR]!)
     default:
       out[at++] = QUOTE
       putDate(b, core.REC[a]!)
@@ -439,18 +447,39 @@ export function writeDecodedTsv(core: DecoderCore, buf: Uint8Array, pos: number)
     put(P.end)
     runs.push(new Uint8Array(out.subarray(runStart, at)))
     if (!layouts) {
-      if (templates.size >= MAX_TEMPLATES) templates.delete(templates.keys().next().value!)
+      if (templates.size >= MAX_METERS) templates.delete(templates.keys().next().value!)
       templates.set(key, (layouts = []))
     }
     // A meter alternating between a few layouts (a long and a short telegram) keeps each.
     if (layouts.length === LAYOUTS_PER_KEY) layouts.shift()
-    layouts.push({ sig: sig.slice(0, sigLength), runs, slots: Int32Array.from(slots) })
+    layouts.push(sharedTemplate(runs, slots))
     recording = false
     runs = []
     slots = []
   }
   out = EMPTY
   return at
+}
+
+/** The template just recorded (`sig`, runs, slots), or the equal one another meter made. */
+function sharedTemplate(runs: Uint8Array[], slots: number[]): Template {
+  let h = sigLength
+  for (let j = 0; j < sigLength; j++) h = Math.imul(h ^ (sig[j]! | 0), 0x01000193)
+  let same = shared.get(h)
+  for (const t of same ?? NO_LAYOUTS) if (sameSignature(t.sig)) return t
+  const t: Template = { sig: sig.slice(0, sigLength), runs, slots: Int32Array.from(slots) }
+  if (!same) {
+    if (shared.size >= MAX_LAYOUTS) shared.delete(shared.keys().next().value!)
+    shared.set(h, (same = []))
+  }
+  same.push(t)
+  return t
+}
+
+function sameSignature(of: Float64Array): boolean {
+  if (of.length !== sigLength) return false
+  for (let j = 0; j < sigLength; j++) if (of[j] !== sig[j]) return false
+  return true
 }
 
 const EMPTY = new Uint8Array(0)
@@ -472,7 +501,7 @@ function writeLink(core: DecoderCore): void {
   out[at++] = 0x5d
   if (wired) {
     put(P.address)
-    putNum(CTRL[S.WIRED_ADDR]!)
+    value(core, WIRED_ADDRESS)
   } else {
     const crc = DLL_CRC_NAMES[CTRL[S.DLLCRC]!]
     if (crc !== undefined) {
@@ -481,12 +510,12 @@ function writeLink(core: DecoderCore): void {
       out[at++] = QUOTE
     }
     put(P.dllId)
-    putAscii(printedId(CTRL[S.DLL_ID]!))
+    value(core, DLL_ID)
     out[at++] = QUOTE
   }
   if (CTRL[S.HAS_ID]) {
     put(P.id)
-    putAscii(printedId(CTRL[S.ID]!))
+    value(core, ID)
     put(P.manufacturer)
     putJsonString(manufacturer(CTRL[S.ID_M]!))
     put(P.version)

@@ -50,6 +50,30 @@ function mutated(n: number, seed: number): TelegramJob[] {
   return out
 }
 
+/**
+ * Corpus frames of other meters: the link-layer identity (and a long TPL header's) renumbered,
+ * so meters of one layout share its template and each must still write its own identity.
+ */
+function renumbered(n: number, seed: number): TelegramJob[] {
+  const r = rng(seed)
+  const wireless = vectors.filter((v) => !v.telegram.toLowerCase().startsWith('68'))
+  const out: TelegramJob[] = []
+  for (let i = 0; i < n; i++) {
+    const v = wireless[Math.floor(r() * wireless.length)]!
+    const b = Buffer.from(v.telegram, 'hex')
+    const id = Buffer.from(
+      Math.floor(r() * 1e8)
+        .toString()
+        .padStart(8, '0'),
+      'hex',
+    ).reverse()
+    id.copy(b, 4)
+    if (b[10] === 0x72 && b.length > 15) id.copy(b, 11)
+    out.push({ hex: b.toString('hex'), key: v.key ?? v.default_key })
+  }
+  return out
+}
+
 t.test('the bytes written equal JSON.stringify of linkInfo + buildRecords', async (t) => {
   const core = loadWasmCore()
   let ok = 0
@@ -58,6 +82,7 @@ t.test('the bytes written equal JSON.stringify of linkInfo + buildRecords', asyn
       [...v.prior_telegrams, v.telegram].map((hex) => ({ hex, key: v.key ?? v.default_key })),
     ),
     ...mutated(30_000, 0xc0ffee),
+    ...renumbered(10_000, 0xbeef),
   ]
   let bad = 0
   for (const j of jobs) {
