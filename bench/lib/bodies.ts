@@ -41,6 +41,12 @@ export type BodySpec =
       suffix: string
       /** keeps the identities of different frame kinds apart (0–9) */
       idDigit: number
+      /**
+       * Gateways that hear each telegram (default 1): lanes h·g … h·g + h − 1 send the meters
+       * and telegrams of group g, each stamped with its own receive time (1 ms apart), so all
+       * but the first to arrive are repeats (answered `duplicate`).
+       */
+      hearers?: number
       startMs: number
       stepMs: number
     }
@@ -256,16 +262,19 @@ export function bodyFactory(spec: BodySpec): {
       return {
         readings: spec.batch,
         make(lane, seq) {
-          const h = laneHeads(lane)
-          let f = frames.get(lane)
+          const hearers = spec.hearers ?? 1
+          const group = Math.floor(lane / hearers)
+          const h = laneHeads(group)
+          let f = frames.get(group)
           if (!f)
             frames.set(
-              lane,
-              (f = telegramGatewayFrames(spec.shapes, lane, spec.batch, spec.idDigit)),
+              group,
+              (f = telegramGatewayFrames(spec.shapes, group, spec.batch, spec.idDigit)),
             )
           const t = spec.startMs + seq * spec.stepMs
           const hex = f.request(all, telegramIndex(t))
-          const tail = `"},"recorded_at":"${new Date(t).toISOString()}"}`
+          const heardAt = new Date(t + (lane % hearers)).toISOString()
+          const tail = `"},"recorded_at":"${heardAt}"}`
           const parts = new Array<string>(h.length)
           for (let i = 0; i < h.length; i++) parts[i] = h[i] + hex[i] + tail
           return `{"readings":[${parts.join(',')}]}`

@@ -193,6 +193,8 @@ export async function gatewayProfile(
           )
         rows.push(row)
       }
+      if (kind === 'plain' && !ctx.tiny)
+        rows.push(await heardTwice(env, ctx, shapes, idDigit, notes))
     }
   } finally {
     await env.close()
@@ -201,6 +203,56 @@ export async function gatewayProfile(
     'gateway rows: 1 telegram per meter per request, disjoint meters per connection (fixture i mod n for meter i, its own identity, access number and register moving on; repeat window at the default); ratio = telegrams/s over the `gateway` generic row (readings/s) of the same batch size in this run (run `gateway` too).',
   )
   return { rows, notes }
+}
+
+/**
+ * Several wM-Bus gateways hearing the same meters (issue 13): the plain gateway row's bodies,
+ * each telegram sent by two connections with receive times 1 ms apart, so half of what
+ * arrives is a repeat of the other gateway's. Its rate is telegrams stored per second (half
+ * of those heard), its CPU per 1,000 stored; meters of the plain rows' first 4 connections.
+ */
+async function heardTwice(
+  env: IngestEnv,
+  ctx: Ctx,
+  shapes: FrameShape[],
+  idDigit: number,
+  notes: string[],
+): Promise<Row> {
+  const batch = 500
+  const body = {
+    kind: 'telegramGateway' as const,
+    batch,
+    shapes,
+    suffix: 'plain',
+    idDigit,
+    hearers: 2,
+    startMs: env.nextStart(),
+    stepMs: STEP_MS,
+  }
+  const { m, insertMean, inserts } = await measure(
+    env,
+    loadConfig(env, ctx, '/api/v1/reportData', body, { mode: 'closed', connections: C, lanes: C }),
+  )
+  const row = fromLoad(
+    'telegram',
+    `gateway plain, batch ${batch}, every telegram heard by 2 gateways, closed c=${C}`,
+    m,
+    env.server.peakRssMiB(),
+    'telegrams/s',
+  )
+  row.detail = {
+    ...row.detail,
+    profile: 'gateway-repeats',
+    batch,
+    heardPerS: round(m.sentReadingsPerS),
+    insertMeanRows: round(insertMean),
+    inserts,
+    load1: round(os.loadavg()[0]!, 2),
+  }
+  notes.push(
+    `gateway plain heard by 2 gateways: ${round(m.sentReadingsPerS)} telegrams/s heard, ${m.duplicates} repeats answered duplicate, ${m.rejected} rejected in the window (rate and CPU per telegram stored)`,
+  )
+  return row
 }
 
 /**

@@ -141,3 +141,38 @@ t.test(
     })
   },
 )
+
+t.test('heard by two gateways: two lanes send one group its telegrams, 1 ms apart', async (t) => {
+  const { shapes } = frameShapes(fixtures.plain!)
+  const start = Date.UTC(2026, 0, 1)
+  const f = bodyFactory({
+    kind: 'telegramGateway',
+    batch: 4,
+    shapes,
+    suffix: 'plain',
+    idDigit: 1,
+    hearers: 2,
+    startMs: start,
+    stepMs: 60_000,
+  })
+  type Item = { meter: string; payload: { telegram: string }; recorded_at: string }
+  const [a, b, c] = [2, 3, 4].map(
+    (lane) => (JSON.parse(f.make(lane, 7)) as { readings: Item[] }).readings,
+  )
+  t.same(
+    a!.map((i) => i.meter),
+    Array.from({ length: 4 }, (_, i) => telegramGatewayMeter(1, i, 'plain')),
+    'lanes 2 and 3 are group 1',
+  )
+  t.same(
+    b!.map((i) => [i.meter, i.payload.telegram]),
+    a!.map((i) => [i.meter, i.payload.telegram]),
+    'the same meters and telegrams',
+  )
+  t.equal(Date.parse(b![0]!.recorded_at) - Date.parse(a![0]!.recorded_at), 1, '1 ms apart')
+  t.same(
+    c!.map((i) => i.meter),
+    Array.from({ length: 4 }, (_, i) => telegramGatewayMeter(2, i, 'plain')),
+    'lane 4 is group 2',
+  )
+})
