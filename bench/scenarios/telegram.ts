@@ -10,6 +10,7 @@
 import fs from 'node:fs'
 import type { Ctx } from '../lib/context.js'
 import {
+  type BodySpec,
   telegramGatewayFrames,
   telegramGatewayMeter,
   telegramIndex,
@@ -17,6 +18,7 @@ import {
 } from '../lib/bodies.js'
 import { frameShapes, type FrameShape } from '../lib/telegram-frames.js'
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
+import type { Measured } from '../lib/loadgen.js'
 import { ROOT } from '../lib/server.js'
 import { DecoderPool } from '../../src/decode/pool.js'
 import { Config } from '../../src/config/index.js'
@@ -164,29 +166,13 @@ export async function gatewayProfile(
           startMs: env.nextStart(),
           stepMs: STEP_MS,
         }
-        const { m, insertMean, inserts } = await measure(
+        const { row, m } = await gatewayRow(
           env,
-          loadConfig(env, ctx, '/api/v1/reportData', body, {
-            mode: 'closed',
-            connections: C,
-            lanes: C,
-          }),
-        )
-        const row = fromLoad(
-          'telegram',
+          ctx,
+          body,
           `gateway ${kind}, batch ${batch} (1 per meter), closed c=${C}`,
-          m,
-          env.server.peakRssMiB(),
-          'telegrams/s',
+          'gateway',
         )
-        row.detail = {
-          ...row.detail,
-          profile: 'gateway',
-          batch,
-          insertMeanRows: round(insertMean),
-          inserts,
-          load1: round(os.loadavg()[0]!, 2),
-        }
         if (m.rejected > 0 || m.duplicates > 0)
           notes.push(
             `gateway ${kind} batch ${batch}: ${m.rejected} rejected, ${m.duplicates} duplicates in the window (statuses ${JSON.stringify(m.statuses)})`,
@@ -203,6 +189,30 @@ export async function gatewayProfile(
     'gateway rows: 1 telegram per meter per request, disjoint meters per connection (fixture i mod n for meter i, its own identity, access number and register moving on; repeat window at the default); ratio = telegrams/s over the `gateway` generic row (readings/s) of the same batch size in this run (run `gateway` too).',
   )
   return { rows, notes }
+}
+
+/** One closed-loop row of the telegram gateway profile (c = C, a lane per connection). */
+async function gatewayRow(
+  env: IngestEnv,
+  ctx: Ctx,
+  body: BodySpec & { kind: 'telegramGateway' },
+  label: string,
+  profile: string,
+): Promise<{ row: Row; m: Measured }> {
+  const { m, insertMean, inserts } = await measure(
+    env,
+    loadConfig(env, ctx, '/api/v1/reportData', body, { mode: 'closed', connections: C, lanes: C }),
+  )
+  const row = fromLoad('telegram', label, m, env.server.peakRssMiB(), 'telegrams/s')
+  row.detail = {
+    ...row.detail,
+    profile,
+    batch: body.batch,
+    insertMeanRows: round(insertMean),
+    inserts,
+    load1: round(os.loadavg()[0]!, 2),
+  }
+  return { row, m }
 }
 
 /**
@@ -229,26 +239,14 @@ async function heardTwice(
     startMs: env.nextStart(),
     stepMs: STEP_MS,
   }
-  const { m, insertMean, inserts } = await measure(
+  const { row, m } = await gatewayRow(
     env,
-    loadConfig(env, ctx, '/api/v1/reportData', body, { mode: 'closed', connections: C, lanes: C }),
-  )
-  const row = fromLoad(
-    'telegram',
+    ctx,
+    body,
     `gateway plain, batch ${batch}, every telegram heard by 2 gateways, closed c=${C}`,
-    m,
-    env.server.peakRssMiB(),
-    'telegrams/s',
+    'gateway-repeats',
   )
-  row.detail = {
-    ...row.detail,
-    profile: 'gateway-repeats',
-    batch,
-    heardPerS: round(m.sentReadingsPerS),
-    insertMeanRows: round(insertMean),
-    inserts,
-    load1: round(os.loadavg()[0]!, 2),
-  }
+  row.detail = { ...row.detail, heardPerS: round(m.sentReadingsPerS) }
   notes.push(
     `gateway plain heard by 2 gateways: ${round(m.sentReadingsPerS)} telegrams/s heard, ${m.duplicates} repeats answered duplicate, ${m.rejected} rejected in the window (rate and CPU per telegram stored)`,
   )
