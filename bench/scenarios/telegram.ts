@@ -157,19 +157,10 @@ export async function gatewayProfile(
         `gateway ${kind}: provisioning ${C} × ${meters} meters${frames[0]!.key ? ' and their keys' : ''} took ${round(p)} ms (${round((C * meters) / (p / 1000))} meters/s; not measured)`,
       )
       for (const batch of batches) {
-        const body = {
-          kind: 'telegramGateway' as const,
-          batch,
-          shapes,
-          suffix: kind,
-          idDigit,
-          startMs: env.nextStart(),
-          stepMs: STEP_MS,
-        }
         const { row, m } = await gatewayRow(
           env,
           ctx,
-          body,
+          { batch, shapes, suffix: kind, idDigit },
           `gateway ${kind}, batch ${batch} (1 per meter), closed c=${C}`,
           'gateway',
         )
@@ -191,14 +182,25 @@ export async function gatewayProfile(
   return { rows, notes }
 }
 
-/** One closed-loop row of the telegram gateway profile (c = C, a lane per connection). */
+type GatewayBodies = Extract<BodySpec, { kind: 'telegramGateway' }>
+
+/**
+ * One closed-loop row of the telegram gateway profile (c = C, a lane per connection), its
+ * readings from a time base of their own.
+ */
 async function gatewayRow(
   env: IngestEnv,
   ctx: Ctx,
-  body: BodySpec & { kind: 'telegramGateway' },
+  bodies: Omit<GatewayBodies, 'kind' | 'startMs' | 'stepMs'>,
   label: string,
   profile: string,
 ): Promise<{ row: Row; m: Measured }> {
+  const body: GatewayBodies = {
+    kind: 'telegramGateway',
+    ...bodies,
+    startMs: env.nextStart(),
+    stepMs: STEP_MS,
+  }
   const { m, insertMean, inserts } = await measure(
     env,
     loadConfig(env, ctx, '/api/v1/reportData', body, { mode: 'closed', connections: C, lanes: C }),
@@ -229,20 +231,10 @@ async function heardTwice(
   notes: string[],
 ): Promise<Row> {
   const batch = 500
-  const body = {
-    kind: 'telegramGateway' as const,
-    batch,
-    shapes,
-    suffix: 'plain',
-    idDigit,
-    hearers: 2,
-    startMs: env.nextStart(),
-    stepMs: STEP_MS,
-  }
   const { row, m } = await gatewayRow(
     env,
     ctx,
-    body,
+    { batch, shapes, suffix: 'plain', idDigit, hearers: 2 },
     `gateway plain, batch ${batch}, every telegram heard by 2 gateways, closed c=${C}`,
     'gateway-repeats',
   )

@@ -109,20 +109,25 @@ t.test('mode 5: the batched AES-CBC is a cipher per telegram', async (t) => {
   t.equal(same, frames.length, 'byte for byte')
 })
 
+/** `telegramGateway` bodies of the plain fixtures from 2026-01-01, a minute a request. */
+const start = Date.UTC(2026, 0, 1)
+const plainGateway = (batch: number, hearers?: number) =>
+  bodyFactory({
+    kind: 'telegramGateway',
+    batch,
+    shapes: frameShapes(fixtures.plain!).shapes,
+    suffix: 'plain',
+    idDigit: 1,
+    ...(hearers ? { hearers } : {}),
+    startMs: start,
+    stepMs: 60_000,
+  })
+
 t.test(
   'gateway bodies: a meter per item, its own identity, its telegram by the time',
   async (t) => {
     const { shapes } = frameShapes(fixtures.plain!)
-    const start = Date.UTC(2026, 0, 1)
-    const f = bodyFactory({
-      kind: 'telegramGateway',
-      batch: 6,
-      shapes,
-      suffix: 'plain',
-      idDigit: 1,
-      startMs: start,
-      stepMs: 60_000,
-    })
+    const f = plainGateway(6)
     const items = (
       JSON.parse(f.make(2, 5)) as {
         readings: { meter: string; payload: { telegram: string }; recorded_at: string }[]
@@ -143,18 +148,7 @@ t.test(
 )
 
 t.test('heard by two gateways: two lanes send one group its telegrams, 1 ms apart', async (t) => {
-  const { shapes } = frameShapes(fixtures.plain!)
-  const start = Date.UTC(2026, 0, 1)
-  const f = bodyFactory({
-    kind: 'telegramGateway',
-    batch: 4,
-    shapes,
-    suffix: 'plain',
-    idDigit: 1,
-    hearers: 2,
-    startMs: start,
-    stepMs: 60_000,
-  })
+  const f = plainGateway(4, 2)
   type Item = { meter: string; payload: { telegram: string }; recorded_at: string }
   const [a, b, c] = [2, 3, 4].map(
     (lane) => (JSON.parse(f.make(lane, 7)) as { readings: Item[] }).readings,
