@@ -16,7 +16,7 @@ import {
   telegramIndex,
   telegramMeter,
 } from '../lib/bodies.js'
-import { frameShapes, type FrameShape } from '../lib/telegram-frames.js'
+import { frameShapes, type FixtureFrame as Fx, type FrameShape } from '../lib/telegram-frames.js'
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
 import type { Measured } from '../lib/loadgen.js'
 import { ROOT } from '../lib/server.js'
@@ -25,12 +25,6 @@ import { Config } from '../../src/config/index.js'
 import { ingestEnv, loadConfig, measure, STEP_MS, type IngestEnv } from './ingest-common.js'
 import os from 'node:os'
 import path from 'node:path'
-
-interface Fx {
-  source: string
-  hex: string
-  key: string | null
-}
 
 export async function telegram(ctx: Ctx): Promise<ScenarioResult> {
   const fx = JSON.parse(
