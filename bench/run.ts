@@ -172,6 +172,21 @@ function verdicts(ctx: Ctx, results: ScenarioResult[]): string[] {
       `telegram ${row.label} at ${round(row.ratio! * 100, 1)} % of generic gateway (target ≥ 50 %): ${row.ratio! >= 0.5 ? 'MET' : 'MISSED'}${naive ? `; ${round((row.rate / naive) * 100, 1)} % of naive` : ''}`,
     )
   }
+  // First contact (issue 13): new meters per second through /reportData, generic items and
+  // wM-Bus telegrams, disjoint and with the same new meters in every request.
+  for (const r of results)
+    for (const row of r.rows) {
+      const what =
+        r.name === 'provision'
+          ? `provision ${row.label}`
+          : row.detail?.profile === 'first-contact'
+            ? `telegram ${row.label}`
+            : null
+      if (!what) continue
+      out.push(
+        `${what}: ${round(row.rate)} new meters/s (target ≥ 5,000/s): ${row.rate >= 5000 ? 'MET' : 'MISSED'}`,
+      )
+    }
   const http1k = ctx.shared.http.get(1000)
   if (best1k && http1k)
     out.push(

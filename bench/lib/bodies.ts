@@ -95,6 +95,25 @@ export type BodySpec =
       shared: boolean
       atMs: number
     }
+  | {
+      /**
+       * First contact over wM-Bus: every request carries one telegram each of `batch` meters
+       * never heard before, named by their link layer alone (no `meter` field: the service
+       * derives the identifier, as from a gateway). Request r of a run (r = seq × lanes + lane,
+       * or seq with `shared`) holds identities idBase + r·batch … + batch − 1, meter i in it
+       * fixture shape i mod n. With `shared`, the seq-th request of every lane carries the same
+       * telegrams, each lane stamping its own receive time (lane ms after atMs): several
+       * gateways hearing one new meter, whose first report creates it and the others repeat it.
+       */
+      kind: 'telegramNew'
+      batch: number
+      shapes: FrameShape[]
+      shared: boolean
+      lanes: number
+      /** 8 decimal digits with every identity of the run: idBase + requests · batch < 10^8 */
+      idBase: number
+      atMs: number
+    }
   | { kind: 'fixed'; body: string; readings: number }
   /** a prebuilt pool of bodies of another spec, cycled (no per-request build cost) */
   | { kind: 'pool'; of: BodySpec; size: number }
@@ -278,6 +297,23 @@ export function bodyFactory(spec: BodySpec): {
           const parts = new Array<string>(h.length)
           for (let i = 0; i < h.length; i++) parts[i] = h[i] + hex[i] + tail
           return `{"readings":[${parts.join(',')}]}`
+        },
+      }
+    }
+    case 'telegramNew': {
+      const head = `{"profile":"wmbus_oms","payload":{"telegram":"`
+      const all = Array.from({ length: spec.batch }, (_, i) => i)
+      const k = telegramIndex(spec.atMs)
+      return {
+        readings: spec.batch,
+        make(lane, seq) {
+          const r = spec.shared ? seq : seq * spec.lanes + lane
+          const first = spec.idBase + r * spec.batch
+          const ids = all.map((i) => first + i)
+          const hex = new FleetFrames(spec.shapes, ids).request(all, k)
+          const heardAt = new Date(spec.atMs + (spec.shared ? lane : 0)).toISOString()
+          const tail = `"},"recorded_at":"${heardAt}"}`
+          return `{"readings":[${hex.map((h) => head + h + tail).join(',')}]}`
         },
       }
     }

@@ -13,12 +13,11 @@
 //   fleet      the gateway profile over 40,000 meters: each connection names the next 500
 //              of its 5,000 per request, so a meter reports every 10th request of its
 //              connection (every 15 minutes of its own time), as a large deployment's do
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import type { BodySpec } from '../lib/bodies.js'
 import { fleetMeter, genericMeter, sharedMeter } from '../lib/bodies.js'
 import { startChildServer } from '../lib/child-server.js'
+import { drainAfterRow, eventSink } from '../lib/event-sink.js'
 import type { Ctx } from '../lib/context.js'
 import { LoadGen, type LoadConfig } from '../lib/loadgen.js'
 import { cpuMs, peakRssMiB, threadCpuMs } from '../lib/proc.js'
@@ -306,41 +305,6 @@ export async function fleet(ctx: Ctx): Promise<ScenarioResult> {
   }
 }
 
-/** Waits until the sink has received nothing for a second (at most two minutes). */
-async function drain(sink: { received: () => number }): Promise<{ received: number; ms: number }> {
-  const t0 = performance.now()
-  let last = sink.received()
-  let quietSince = performance.now()
-  while (performance.now() - quietSince < 1000 && performance.now() - t0 < 120_000) {
-    await new Promise((r) => setTimeout(r, 100))
-    const n = sink.received()
-    if (n !== last) [last, quietSince] = [n, performance.now()]
-  }
-  return { received: last, ms: quietSince - t0 }
-}
-
-/**
- * A subscriber that answers 204 at once and counts what it got: first contact with
- * `meter.created` subscribed is the workload (a CRM kept in sync), not a bare one.
- */
-async function eventSink(): Promise<{ url: string; received: () => number; close: () => void }> {
-  let n = 0
-  const server = http.createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      n++
-      res.writeHead(204).end()
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/events`,
-    received: () => n,
-    close: () => server.close(),
-  }
-}
-
 export async function provision(ctx: Ctx): Promise<ScenarioResult> {
   const rows: Row[] = []
   const env = await ingestEnv(ctx, 'provision')
@@ -356,20 +320,7 @@ export async function provision(ctx: Ctx): Promise<ScenarioResult> {
       const c = closedRun(env, ctx, key, String(n++))
       const row = await run(env, ctx, 'provision', key, `${key}, closed c=${C}`, c)
       rows.push(row)
-      // The next row starts with no delivery backlog: it pays for its own events only.
-      const atEnd = sink.received()
-      const cpu0 = env.server.threadCpuMs()
-      const d = await drain(sink)
-      const drained = d.received - atEnd
-      const cpu1 = env.server.threadCpuMs()
-      const per = (ms: number) => round(ms / drained, 3)
-      const perEvent =
-        drained > 0
-          ? `, server CPU ${per(cpu1.total - cpu0.total)} ms per event: main thread ${per(cpu1.main - cpu0.main)}, merges ${per(cpu1.merges - cpu0.merges)}`
-          : ''
-      notes.push(
-        `provision, ${key}: ${atEnd} meter.created received by the end of the run, ${d.received} in all after ${round(d.ms)} ms more (${round(drained / (d.ms / 1000))} events/s while draining${perEvent})`,
-      )
+      notes.push(await drainAfterRow(env.server, sink, `provision, ${key}`))
     }
   } finally {
     sink.close()

@@ -7,6 +7,8 @@
 // Then the gateway profile of issue 13: 1 telegram per meter per request, disjoint meters per
 // connection, c=8, batch 500 (and 1,000 in full runs), plain and mode 5 frames; bench/run.ts
 // prints each row's ratio to the `gateway` generic row of the same batch size in the same run.
+// Last, first contact over wM-Bus: telegrams of meters never heard before, named by their
+// link layer alone, disjoint per connection and heard by all 8 at once (new meters/s).
 import fs from 'node:fs'
 import type { Ctx } from '../lib/context.js'
 import {
@@ -20,6 +22,7 @@ import { frameShapes, type FixtureFrame as Fx, type FrameShape } from '../lib/te
 import { fromLoad, round, type Row, type ScenarioResult } from '../lib/report.js'
 import type { Measured } from '../lib/loadgen.js'
 import { ROOT } from '../lib/server.js'
+import { drainAfterRow, eventSink } from '../lib/event-sink.js'
 import { DecoderPool } from '../../src/decode/pool.js'
 import { Config } from '../../src/config/index.js'
 import { ingestEnv, loadConfig, measure, STEP_MS, type IngestEnv } from './ingest-common.js'
@@ -167,6 +170,8 @@ export async function gatewayProfile(
       if (kind === 'plain' && !ctx.tiny)
         rows.push(await heardTwice(env, ctx, shapes, idDigit, notes))
     }
+    if (!ctx.tiny)
+      rows.push(...(await firstContact(env, ctx, frameShapes(fx.plain!).shapes, notes)))
   } finally {
     await env.close()
   }
@@ -237,6 +242,72 @@ async function heardTwice(
     `gateway plain heard by 2 gateways: ${round(m.sentReadingsPerS)} telegrams/s heard, ${m.duplicates} repeats answered duplicate, ${m.rejected} rejected in the window (rate and CPU per telegram stored)`,
   )
   return row
+}
+
+/**
+ * First contact over wM-Bus (issue 13: ≥ 5,000 new meters/s through /reportData, also when
+ * concurrent requests name the same new meters): 500 plain telegrams of meters never heard
+ * before per request, named by their link layer alone; then the same new meters heard by all
+ * 8 connections at once (8 gateways, receive times 1 ms apart: one report creates each meter,
+ * the 7 others are repeats). With `meter.created` subscribed, as in the `provision` scenario,
+ * and each row's deliveries drained before the next. Rate = telegrams answered created = new
+ * meters per second. Rows carry detail.profile = 'first-contact'.
+ */
+async function firstContact(
+  env: IngestEnv,
+  ctx: Ctx,
+  shapes: FrameShape[],
+  notes: string[],
+): Promise<Row[]> {
+  const rows: Row[] = []
+  const sink = await eventSink()
+  try {
+    await env.server.admin('POST', `/workspaces/${env.ws}/event-subscriptions`, {
+      url: sink.url,
+      events: ['meter.created'],
+    })
+    const batch = 500
+    for (const [n, shared] of [false, true].entries()) {
+      const label = shared
+        ? `first contact, the same ${batch} new meters heard by all ${C} gateways, closed c=${C}`
+        : `first contact, ${batch} new meters per request, closed c=${C}`
+      const body: BodySpec = {
+        kind: 'telegramNew',
+        batch,
+        shapes,
+        shared,
+        lanes: C,
+        // 8-digit identities apart from the gateway rows' (9…): 10,000,000 and 50,000,000 on.
+        idBase: 10_000_000 + n * 40_000_000,
+        atMs: env.nextStart(),
+      }
+      const { m } = await measure(
+        env,
+        loadConfig(env, ctx, '/api/v1/reportData', body, {
+          mode: 'closed',
+          connections: C,
+          lanes: C,
+        }),
+      )
+      const row = fromLoad('telegram', label, m, env.server.peakRssMiB(), 'telegrams/s')
+      row.detail = {
+        ...row.detail,
+        profile: 'first-contact',
+        batch,
+        load1: round(os.loadavg()[0]!, 2),
+      }
+      rows.push(row)
+      if (m.rejected > 0)
+        notes.push(`${label}: ${m.rejected} rejected (statuses ${JSON.stringify(m.statuses)})`)
+      notes.push(await drainAfterRow(env.server, sink, label))
+    }
+  } finally {
+    sink.close()
+  }
+  notes.push(
+    'first contact rows: rate = telegrams answered created = new meters per second (each new meter sends one telegram; heard by all 8, the 7 later copies are answered duplicate); meter.created subscribed (target ≥ 5,000 new meters/s).',
+  )
+  return rows
 }
 
 /**

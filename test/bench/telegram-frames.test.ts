@@ -1,7 +1,8 @@
 // The telegram gateway bench's frames (bench/lib/telegram-frames.ts): every fixture of the
 // bench varies, each meter decodes to its own identity, its telegrams' access number and
 // register move on, no two of them are alike (the repeat check would drop them), and the
-// batched AES-CBC gives what a cipher per telegram gives.
+// batched AES-CBC gives what a cipher per telegram gives. First contact bodies name no meter
+// and never repeat an identity, unless every lane is to hear the same new meters.
 import { createCipheriv } from 'node:crypto'
 import fs from 'node:fs'
 import t from 'tap'
@@ -168,5 +169,72 @@ t.test('heard by two gateways: two lanes send one group its telegrams, 1 ms apar
     c!.map((i) => i.meter),
     Array.from({ length: 4 }, (_, i) => telegramGatewayMeter(2, i, 'plain')),
     'lane 4 is group 2',
+  )
+})
+
+/** `telegramNew` bodies (first contact) of the plain fixtures, 8 lanes. */
+const firstContact = (batch: number, shared: boolean) =>
+  bodyFactory({
+    kind: 'telegramNew',
+    batch,
+    shapes: frameShapes(fixtures.plain!).shapes,
+    shared,
+    lanes: 8,
+    idBase: 10_000_000,
+    atMs: start,
+  })
+
+type NewItem = { meter?: string; payload: { telegram: string }; recorded_at: string }
+const newItems = (f: ReturnType<typeof firstContact>, lane: number, seq: number) =>
+  (JSON.parse(f.make(lane, seq)) as { readings: NewItem[] }).readings
+
+t.test('first contact: telegrams alone, of meters no request named before', async (t) => {
+  const f = firstContact(5, false)
+  const seen = new Set<string>()
+  for (let seq = 0; seq < 3; seq++)
+    for (let lane = 0; lane < 8; lane++) {
+      const items = newItems(f, lane, seq)
+      t.ok(
+        items.every((i) => i.meter === undefined),
+        'no meter field: the link layer names it',
+      )
+      t.ok(items.every((i) => i.recorded_at === new Date(start).toISOString()))
+      items.forEach((item, i) => {
+        const d = decode(item.payload.telegram, null)
+        t.equal(d.rc, RC.OK, 'decodes')
+        t.equal(
+          d.id,
+          String(10_000_000 + (seq * 8 + lane) * 5 + i),
+          'identity of request r, item i',
+        )
+        seen.add(d.id)
+      })
+    }
+  t.equal(seen.size, 3 * 8 * 5, 'every identity once')
+})
+
+t.test('first contact heard by all 8: the same telegrams, receive times 1 ms apart', async (t) => {
+  const f = firstContact(4, true)
+  const lanes = [0, 1, 7].map((lane) => newItems(f, lane, 2))
+  for (const items of lanes.slice(1))
+    t.same(
+      items.map((i) => i.payload.telegram),
+      lanes[0]!.map((i) => i.payload.telegram),
+      'the same telegrams',
+    )
+  t.same(
+    lanes.map((items) => Date.parse(items[0]!.recorded_at) - start),
+    [0, 1, 7],
+    'lane ms after the time',
+  )
+  t.equal(
+    decode(lanes[0]![0]!.payload.telegram, null).id,
+    String(10_000_000 + 2 * 4),
+    'request seq',
+  )
+  t.not(
+    decode(newItems(f, 0, 3)[0]!.payload.telegram, null).id,
+    decode(lanes[0]![0]!.payload.telegram, null).id,
+    'the next request: new meters',
   )
 })
