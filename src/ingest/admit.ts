@@ -69,8 +69,12 @@ export async function admitBatch(
   const upgrades: Promise<void>[] = []
   for (const it of items) {
     if (named.has(it.identifier)) continue
-    named.add(it.identifier)
     const meter = meterOf(it.identifier)
+    // A repeat of a telegram another gateway's report brought (telegram-repeats.ts) creates
+    // no meter: that report does. Eight gateways hearing one new meter made eight requests
+    // compete to create it (the telegram bench's first contact heard by all 8).
+    if (!meter && it.rejection?.status === 'duplicate') continue
+    named.add(it.identifier)
     if (!meter) {
       unknown.push(it)
       continue
@@ -121,7 +125,8 @@ export async function admitBatch(
   }
 
   return items.map((it) => {
-    const r = resolved.get(it.identifier)!
+    const r = resolved.get(it.identifier)
+    if (!r) return { item: it, meter: null, readings: [], rejection: it.rejection! }
     if ('refused' in r)
       return {
         item: it,

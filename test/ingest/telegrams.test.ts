@@ -5,6 +5,7 @@ import { startTestServer } from '../helpers/server.js'
 import { statusCurrent } from '../../src/store/rollup-feed.js'
 import { loadWasmCore } from '../../src/decode/core.js'
 import { decodeTelegramSync } from '../../src/decode/telegram.js'
+import { fullFrame } from '../helpers/wmbus.js'
 
 const load = (f: string) =>
   fs
@@ -213,6 +214,77 @@ t.test('one telegram heard by several gateways: the repeats are duplicates', asy
     `SELECT count() AS n FROM readings FINAL WHERE meter_id = ${m.id}`,
   )
   t.equal(Number(row.n), 2, 'two readings stored: the first telegram and the other one')
+})
+
+t.test('new meters heard by several gateways at once: one report creates each', async (t) => {
+  const { token: tok, workspaceId: ws } = await s.tenant()
+  const hook = await s.admin('POST', `/workspaces/${ws}/event-subscriptions`, {
+    url: 'http://127.0.0.1:9/never',
+    events: ['meter.created'],
+  })
+  // 40 meters never heard, each telegram sent by 4 gateways with receive times 1 ms apart,
+  // the four requests at once; a 5th gateway's request also brings each meter's next telegram.
+  const ids = Array.from({ length: 40 }, (_, i) => 71_000_000 + i)
+  const heard = (gw: number) =>
+    ids.map((id, i) => ({
+      profile: 'wmbus_oms',
+      payload: { telegram: fullFrame(id, 1000 + i) },
+      recorded_at: new Date(Date.parse(at(55)) + gw).toISOString(),
+    }))
+  const later = ids.map((id, i) => ({
+    profile: 'wmbus_oms',
+    payload: { telegram: fullFrame(id, 2000 + i) },
+    recorded_at: at(56),
+  }))
+  const send = (readings: unknown[]) =>
+    s.call('POST', '/api/v1/reportData', { token: tok, body: { readings } })
+  const rs = await Promise.all([
+    send(heard(0)),
+    send(heard(1)),
+    send(heard(2)),
+    send([...heard(3), ...later]),
+  ])
+  t.ok(
+    rs.every((r) => r.status === 200 || r.status === 201),
+    rs.map((r) => r.text).join(),
+  )
+  const first = rs.flatMap((r) => r.body.results.slice(0, ids.length))
+  t.equal(
+    first.filter((x: any) => x.status === 'created').length,
+    ids.length,
+    'each telegram created once',
+  )
+  t.equal(
+    first.filter((x: any) => x.status === 'duplicate').length,
+    3 * ids.length,
+    'the other gateways: duplicates',
+  )
+  t.ok(
+    first.every((x: any) => x.status === 'created' || /repeat of the same telegram/.test(x.reason)),
+    'answered as repeats',
+  )
+  t.ok(
+    rs[3]!.body.results.slice(ids.length).every((x: any) => x.status === 'created'),
+    'the next telegrams stored',
+  )
+  const [m] = await s.app.parts.store.sql.query<{ n: string; ids: string }>(
+    `SELECT count() AS n, uniqExact(meter_identifier) AS ids FROM meters FINAL
+     WHERE workspace_id = {ws:UInt64} AND deleted = 0`,
+    { ws },
+  )
+  t.equal(Number(m!.n), ids.length, 'one meter per identity')
+  const [r] = await s.app.parts.store.sql.query<{ n: string }>(
+    `SELECT count() AS n FROM readings FINAL WHERE workspace_id = {ws:UInt64}`,
+    { ws },
+  )
+  t.equal(Number(r!.n), 2 * ids.length, 'two readings per meter')
+  const [e] = await s.app.parts.store.sql.query<{ n: string; ids: string }>(
+    `SELECT count() AS n, uniqExact(JSONExtractUInt(body, 'data', 'meter', 'id')) AS ids
+       FROM event_deliveries FINAL
+      WHERE subscription_id = {sub:UInt64} AND event = 'meter.created'`,
+    { sub: hook.data.id },
+  )
+  t.same([Number(e!.n), Number(e!.ids)], [ids.length, ids.length], 'one meter.created per meter')
 })
 
 /**
