@@ -8,6 +8,7 @@ import {
   type FormatKey,
   type KnownFormat,
 } from '../decode/format-book.js'
+import { GroupCommit } from './group-commit.js'
 import { chTime, toJsonEachRow, type Sql } from './sql.js'
 
 /** Formats remembered in memory; the oldest are dropped past this (the store keeps all). */
@@ -15,11 +16,18 @@ const REMEMBERED = 100_000
 
 export class WmbusFormatRepo implements FormatBook {
   private readonly known = new Map<string, string>()
+  /**
+   * First contact of a fleet teaches a format per new meter in every request: the requests
+   * decoded at the same time share an INSERT (one each was a part each to merge).
+   */
+  private readonly writes: GroupCommit
 
   constructor(
     private readonly sql: Sql,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.writes = new GroupCommit(sql, 'wmbus_formats')
+  }
 
   private remember(key: string, format: string): void {
     this.known.delete(key)
@@ -69,8 +77,7 @@ export class WmbusFormatRepo implements FormatBook {
     const fresh = formats.filter((f) => this.known.get(formatKey(f)) !== f.format)
     if (fresh.length === 0) return
     const learned_at = chTime(this.now())
-    await this.sql.insert(
-      'wmbus_formats',
+    await this.writes.write(
       toJsonEachRow(
         fresh.map((f) => ({
           workspace_id: f.scope,
@@ -81,6 +88,7 @@ export class WmbusFormatRepo implements FormatBook {
           learned_at,
         })),
       ),
+      fresh.length,
     )
     for (const f of fresh) this.remember(formatKey(f), f.format)
   }
