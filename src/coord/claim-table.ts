@@ -104,6 +104,16 @@ export class ClaimTable {
     return null
   }
 
+  /**
+   * Drops `key` where it holds `value` live: it stays in the ring as expired (found, a later
+   * claim sets it again where it is; the front drops it in its turn).
+   */
+  release(key: string, value: number, now: number): void {
+    hashes(key, this.h)
+    const p = this.find()
+    if (p >= 0 && this.expires[p]! > now && this.value[p] === value) this.expires[p] = now
+  }
+
   /** The ring position of the key hashed into `h`, or -1. */
   private find(): number {
     const a = this.h[0]!

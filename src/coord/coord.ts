@@ -61,6 +61,11 @@ export interface Coord {
    * bounded (claim-table.ts).
    */
   claimValues(keys: string[], values: number[], ttlMs: number): Promise<(number | null)[]>
+  /**
+   * Per key of `claimValues`: drops it where it still holds this value (a claim whose reading
+   * was not stored, so a later claimer gets it; one that holds another value is left).
+   */
+  releaseValues(keys: string[], values: number[]): Promise<void>
   unclaim(keys: string[]): Promise<void>
   get(key: string): Promise<string | null>
   /** Atomically increments an integer key (created at 0) and returns the new value. */

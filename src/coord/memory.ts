@@ -149,6 +149,12 @@ export class MemoryCoord implements Coord {
     return out
   }
 
+  async releaseValues(keys: string[], values: number[]): Promise<void> {
+    const now = this.now()
+    for (const table of this.claimed.values())
+      for (let i = 0; i < keys.length; i++) table.release(keys[i]!, values[i]!, now)
+  }
+
   async unclaim(keys: string[]): Promise<void> {
     for (const k of keys) this.values.delete(k)
   }

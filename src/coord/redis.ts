@@ -77,6 +77,12 @@ for i = 1, #KEYS do
 end
 return out`
 
+const RELEASE_VALUES = `
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i] then redis.call('DEL', KEYS[i]) end
+end
+return 1`
+
 const GIVE_BACK = `
 local c = tonumber(redis.call('GET', KEYS[1]) or '0')
 if c > 0 then redis.call('DECRBY', KEYS[1], math.min(c, tonumber(ARGV[1]))) end
@@ -91,6 +97,7 @@ type Scripted = Redis & {
   mfLeaseMany(...args: (string | number)[]): Promise<(string | null)[]>
   mfReleaseMany(...args: (string | number)[]): Promise<number>
   mfClaimValues(...args: (string | number)[]): Promise<(string | null)[]>
+  mfReleaseValues(...args: (string | number)[]): Promise<number>
 }
 
 export class RedisCoord implements Coord {
@@ -126,6 +133,7 @@ export class RedisCoord implements Coord {
     this.redis.defineCommand('mfLeaseMany', { lua: LEASE_MANY })
     this.redis.defineCommand('mfReleaseMany', { lua: RELEASE_MANY })
     this.redis.defineCommand('mfClaimValues', { lua: CLAIM_VALUES })
+    this.redis.defineCommand('mfReleaseValues', { lua: RELEASE_VALUES })
   }
 
   async connect(): Promise<void> {
@@ -237,6 +245,13 @@ export class RedisCoord implements Coord {
       // main-thread CPU a key (scratch, 500 keys a call), two command objects each.
       const res = await this.redis.mfClaimValues(keys.length, ...keys, ttlMs, ...values)
       return res.map((held) => (held === null || (held as unknown) === false ? null : Number(held)))
+    })
+  }
+
+  releaseValues(keys: string[], values: number[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve()
+    return this.run(async () => {
+      await this.redis.mfReleaseValues(keys.length, ...keys, ...values.map(String))
     })
   }
 

@@ -12,6 +12,7 @@ import type { TenantRepo } from '../store/tenants.js'
 import { admitBatch } from './admit.js'
 import { ingestChannel } from './channel.js'
 import { prepareBatch, type PreparedItem } from './prepare.js'
+import { releaseClaims, type TelegramSighting } from './telegram-repeats.js'
 import type { KeyQuarantine } from './key-quarantine.js'
 import { isCanonicalStatus } from './statuses.js'
 import type { Ingest, IngestOutcome, IngestRequest, ItemResult } from './types.js'
@@ -34,6 +35,8 @@ export interface PipelineDeps {
   onOutcome?: (ws: number, source: IngestRequest['source'], outcome: IngestOutcome) => void
 }
 
+type ItemVerdict = 'created' | 'duplicate' | null
+
 /** Raw flags → canonical statuses through the profile; an unknown flag is `error`. */
 function mapStatuses(it: PreparedItem): string[] {
   if (it.statuses) return it.statuses
@@ -55,9 +58,29 @@ export class IngestPipeline implements Ingest {
   }
 
   private async run(req: IngestRequest): Promise<IngestOutcome> {
+    const prepared = await prepareBatch(
+      this.deps,
+      req.workspaceId,
+      req.items,
+      req.errorPrefix ?? 'readings',
+    )
+    // Per item, once its meter's turn has ended: created, or a duplicate of a stored reading.
+    const itemVerdicts: ItemVerdict[] = new Array(prepared.length).fill(null)
+    try {
+      return await this.store(req, prepared, itemVerdicts)
+    } finally {
+      await this.releaseUnstored(prepared, itemVerdicts)
+    }
+  }
+
+  /** Admission, the meters' turns and the answer of a prepared batch. */
+  private async store(
+    req: IngestRequest,
+    prepared: PreparedItem[],
+    itemVerdicts: ItemVerdict[],
+  ): Promise<IngestOutcome> {
     const d = this.deps
     const ws = req.workspaceId
-    const prepared = await prepareBatch(d, ws, req.items, req.errorPrefix ?? 'readings')
     const admitted = await admitBatch(d, ws, prepared)
     // kept before the answer, so a telegram answered rejected for its key is never lost
     await d.quarantine?.keep(ws, admitted)
@@ -103,7 +126,6 @@ export class IngestPipeline implements Ingest {
       }
     }
 
-    const itemVerdicts: ('created' | 'duplicate' | null)[] = new Array(admitted.length).fill(null)
     // Every meter's turn is waited for, also when one fails: a request is answered only
     // once nothing of it is still being written (a turn that failed stored nothing; the
     // others may have — a retry then answers those as duplicates).
@@ -149,5 +171,21 @@ export class IngestPipeline implements Ingest {
     const outcome = { accepted, duplicates, rejected, results }
     d.onOutcome?.(ws, req.source, outcome)
     return outcome
+  }
+
+  /**
+   * A telegram's first sighting claimed its repeat key (telegram-repeats.ts); if its reading
+   * was not stored (refused, or the request failed), the key is given up, so another
+   * gateway's report of the same telegram is stored rather than answered `duplicate`. If
+   * that fails too (Redis down), the key lapses with its window.
+   */
+  private async releaseUnstored(prepared: PreparedItem[], verdicts: ItemVerdict[]): Promise<void> {
+    const { coord } = this.deps
+    let unstored: TelegramSighting[] | null = null
+    for (let i = 0; i < prepared.length; i++) {
+      const claim = prepared[i]!.claim
+      if (claim && verdicts[i] === null) (unstored ??= []).push(claim)
+    }
+    if (unstored) await releaseClaims(coord, unstored).catch(() => {})
   }
 }

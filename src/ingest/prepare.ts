@@ -18,7 +18,7 @@ import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload 
 import { parseIsoTimestamp } from './timestamps.js'
 import type { ItemStatus, Kind } from './types.js'
 import type { Coord } from '../coord/coord.js'
-import { findRepeats } from './telegram-repeats.js'
+import { findRepeats, type TelegramSighting } from './telegram-repeats.js'
 import { isUnit, type Unit } from '../domain/units.js'
 
 /** Five minutes of clock skew are tolerated for device time. */
@@ -61,6 +61,8 @@ export interface PreparedItem {
   telegram?: { hex: string; encrypted: boolean }
   /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
   frame?: string
+  /** The repeat check's claim this item made as its telegram's first sighting (given up if it is not stored). */
+  claim?: TelegramSighting
 }
 
 export interface PrepareDeps {
@@ -308,6 +310,7 @@ function preparedItem(
     rejection: undefined,
     telegram: undefined,
     frame: undefined,
+    claim: undefined,
   }
   // A generic item of the usual shape is written from its parts with its row (its own
   // identifier and recorded_at here, its kind, value and unit there). Telegrams get theirs
@@ -501,17 +504,16 @@ async function decodeTelegrams(
     // the meter the reading goes to: a supplied meter name, else the link-layer identifier
     return o.status === 'ok' ? [{ it, identifier: it.identifier, fingerprint: o.fingerprint }] : []
   })
-  const repeats = await findRepeats(
-    deps.coord,
-    deps.telegramRepeatWindowMs,
-    heard.map((h) => ({
-      ws,
-      identifier: h.identifier,
-      fingerprint: h.fingerprint,
-      recordedAt: h.it.recordedAt,
-    })),
-  )
+  const sightings = heard.map((h) => ({
+    ws,
+    identifier: h.identifier,
+    fingerprint: h.fingerprint,
+    recordedAt: h.it.recordedAt,
+  }))
+  const claimed: boolean[] = []
+  const repeats = await findRepeats(deps.coord, deps.telegramRepeatWindowMs, sightings, claimed)
   repeats.forEach((first, i) => {
+    if (claimed[i]) heard[i]!.it.claim = sightings[i]
     if (first === null) return
     const at = first >= 0 ? ` at ${new Date(first).toISOString()}` : ''
     heard[i]!.it.rejection = {

@@ -14,21 +14,44 @@ export interface TelegramSighting {
   recordedAt: number
 }
 
-/** Per sighting: null when it is new (or a retry of the first), else the first's recorded_at. */
+/** The coordination key of a sighting's telegram. */
+export const repeatKey = (s: TelegramSighting) =>
+  `tgrep:${s.ws}:${s.identifier}:${s.fingerprint.toString(16)}`
+
+/**
+ * Per sighting: null when it is new (or a retry of the first), else the first's recorded_at.
+ * `claimed[i]` is set true where this call claimed the key (a first sighting, not a retry):
+ * if its reading is not stored after all, `releaseClaims` gives the key up.
+ */
 export async function findRepeats(
   coord: Coord,
   windowMs: number,
   sightings: TelegramSighting[],
+  claimed?: boolean[],
 ): Promise<(number | null)[]> {
   if (windowMs <= 0 || sightings.length === 0) return sightings.map(() => null)
-  const keys = sightings.map((s) => `tgrep:${s.ws}:${s.identifier}:${s.fingerprint.toString(16)}`)
   const held = await coord.claimValues(
-    keys,
+    sightings.map(repeatKey),
     sightings.map((s) => s.recordedAt),
     windowMs,
   )
+  if (claimed) held.forEach((first, i) => (claimed[i] = first === null))
   return held.map((first, i) => {
     if (first === null || first === sightings[i]!.recordedAt) return null
     return Number.isFinite(first) ? first : -1
   })
+}
+
+/**
+ * Gives up the keys of first sightings whose reading was not stored (the request failed, or
+ * the item was refused: a provisioning limit, say), so a later gateway's report of the same
+ * telegram is stored, not answered `duplicate` of nothing. A key another sighting holds by
+ * now is left.
+ */
+export async function releaseClaims(coord: Coord, sightings: TelegramSighting[]): Promise<void> {
+  if (sightings.length === 0) return
+  await coord.releaseValues(
+    sightings.map(repeatKey),
+    sightings.map((s) => s.recordedAt),
+  )
 }

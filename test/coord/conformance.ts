@@ -210,6 +210,20 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     t.same(await f.peer.claimValues([short], [9], 150), [8], 'and the new one holds')
   })
 
+  t.test('releaseValues drops a claim that still holds the value given, no other', async (t) => {
+    const [a, b, c] = [fresh('relv'), fresh('relv'), fresh('relv')]
+    t.same(await f.coord.claimValues([a, b], [1_764_288_000_123, 2], 60_000), [null, null])
+    await f.peer.releaseValues([a, b, c], [1_764_288_000_123, 5, 6])
+    t.same(
+      await f.peer.claimValues([a, b, c], [10, 11, 12], 60_000),
+      [null, 2, null],
+      'the released key is claimed anew; one holding another value stays; an absent one is set',
+    )
+    t.same(await f.coord.claimValues([a], [13], 60_000), [10], 'the new claim holds')
+    await f.coord.releaseValues([], [])
+    t.pass('releasing nothing is fine')
+  })
+
   t.test('get and set, with and without ttl', async (t) => {
     const k = fresh('kv')
     t.equal(await f.coord.get(k), null)

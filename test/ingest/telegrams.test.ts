@@ -287,6 +287,33 @@ t.test('new meters heard by several gateways at once: one report creates each', 
   t.same([Number(e!.n), Number(e!.ids)], [ids.length, ids.length], 'one meter.created per meter')
 })
 
+t.test('a first sighting not stored gives up its claim: the next report is stored', async (t) => {
+  // The plan allows no meter: the first gateway's report of a new meter is refused.
+  const { token: tok, workspaceId: ws } = await s.tenant({ workspace: { plan_meter_limit: 0 } })
+  const hex = fullFrame(72_000_001, 5000)
+  const heardAt = (ms: number) =>
+    s.call('POST', '/api/v1/reportData', {
+      token: tok,
+      body: {
+        readings: [
+          {
+            profile: 'wmbus_oms',
+            payload: { telegram: hex },
+            recorded_at: new Date(Date.parse(at(57)) + ms).toISOString(),
+          },
+        ],
+      },
+    })
+  const first = await heardAt(0)
+  t.equal(first.body.results[0].status, 'rejected_plan_limit', first.text)
+  await s.admin('PATCH', `/workspaces/${ws}`, { plan_meter_limit: null })
+  const second = await heardAt(20_000)
+  t.equal(second.body.results[0].status, 'created', `a second gateway's report: ${second.text}`)
+  const third = await heardAt(40_000)
+  t.equal(third.body.results[0].status, 'duplicate', 'a third repeats the second')
+  t.match(third.body.results[0].reason, /repeat of the same telegram/)
+})
+
 /**
  * Issue 13, telegram ingest: a meter whose main register has no unit (a heat cost allocator)
  * never has a valid reading (no canonical value). Once its window drops an old reading (6 h
