@@ -187,7 +187,7 @@ type GatewayBodies = Extract<BodySpec, { kind: 'telegramGateway' }>
  * One closed-loop row of the telegram gateway profile (c = C, a lane per connection), its
  * readings from a time base of their own.
  */
-async function gatewayRow(
+function gatewayRow(
   env: IngestEnv,
   ctx: Ctx,
   bodies: Omit<GatewayBodies, 'kind' | 'startMs' | 'stepMs'>,
@@ -200,6 +200,17 @@ async function gatewayRow(
     startMs: env.nextStart(),
     stepMs: STEP_MS,
   }
+  return closedRow(env, ctx, body, label, profile)
+}
+
+/** A closed-loop row of `body` over C connections, a lane each; detail.profile = `profile`. */
+async function closedRow(
+  env: IngestEnv,
+  ctx: Ctx,
+  body: BodySpec & { batch: number },
+  label: string,
+  profile: string,
+): Promise<{ row: Row; m: Measured }> {
   const { m, insertMean, inserts } = await measure(
     env,
     loadConfig(env, ctx, '/api/v1/reportData', body, { mode: 'closed', connections: C, lanes: C }),
@@ -271,31 +282,22 @@ async function firstContact(
       const label = shared
         ? `first contact, the same ${batch} new meters heard by all ${C} gateways, closed c=${C}`
         : `first contact, ${batch} new meters per request, closed c=${C}`
-      const body: BodySpec = {
-        kind: 'telegramNew',
-        batch,
-        shapes,
-        shared,
-        lanes: C,
-        // 8-digit identities apart from the gateway rows' (9…): 10,000,000 and 50,000,000 on.
-        idBase: 10_000_000 + n * 40_000_000,
-        atMs: env.nextStart(),
-      }
-      const { m } = await measure(
+      const { row, m } = await closedRow(
         env,
-        loadConfig(env, ctx, '/api/v1/reportData', body, {
-          mode: 'closed',
-          connections: C,
+        ctx,
+        {
+          kind: 'telegramNew',
+          batch,
+          shapes,
+          shared,
           lanes: C,
-        }),
+          // 8-digit identities apart from the gateway rows' (9…): 10,000,000 and 50,000,000 on.
+          idBase: 10_000_000 + n * 40_000_000,
+          atMs: env.nextStart(),
+        },
+        label,
+        'first-contact',
       )
-      const row = fromLoad('telegram', label, m, env.server.peakRssMiB(), 'telegrams/s')
-      row.detail = {
-        ...row.detail,
-        profile: 'first-contact',
-        batch,
-        load1: round(os.loadavg()[0]!, 2),
-      }
       rows.push(row)
       if (m.rejected > 0)
         notes.push(`${label}: ${m.rejected} rejected (statuses ${JSON.stringify(m.statuses)})`)
