@@ -436,9 +436,10 @@ export function writeDecodedTsv(core: DecoderCore, buf: Uint8Array, pos: number)
     // piece, each new meter's first telegram took the worker ~20 µs (first contact of 500
     // new plain meters per request, session 33).
     takeSignature(core)
-    t = sharedLayout()
+    const h = sigHash()
+    t = sharedLayout(h)
     if (t) writeFrom(core, t)
-    else t = record(core)
+    else t = record(core, h)
     keepFor(key, layouts, t)
   }
   out = EMPTY
@@ -456,8 +457,8 @@ function writeFrom(core: DecoderCore, t: Template): void {
   put(runs[r]!)
 }
 
-/** The text written piece by piece and recorded: the template of the layout in `sig`. */
-function record(core: DecoderCore): Template {
+/** The text written piece by piece and recorded: the template of the layout in `sig` (hash `h`). */
+function record(core: DecoderCore, h: number): Template {
   recording = true
   runs = []
   slots = []
@@ -466,7 +467,7 @@ function record(core: DecoderCore): Template {
   writeRecords(core)
   put(P.end)
   runs.push(new Uint8Array(out.subarray(runStart, at)))
-  const t = newLayout(runs, slots)
+  const t = newLayout(h, runs, slots)
   recording = false
   runs = []
   slots = []
@@ -490,15 +491,14 @@ function sigHash(): number {
   return h
 }
 
-/** The template another meter made of the layout in `sig`, compared in full. */
-function sharedLayout(): Template | undefined {
-  for (const t of shared.get(sigHash()) ?? NO_LAYOUTS) if (sameSignature(t.sig)) return t
+/** The template another meter made of the layout in `sig` (hash `h`), compared in full. */
+function sharedLayout(h: number): Template | undefined {
+  for (const t of shared.get(h) ?? NO_LAYOUTS) if (sameSignature(t.sig)) return t
   return undefined
 }
 
-/** A layout's template just recorded (`sig`, runs, slots), kept for every meter that sends it. */
-function newLayout(runs: Uint8Array[], slots: number[]): Template {
-  const h = sigHash()
+/** A layout's template just recorded (`sig` with hash `h`, runs, slots), kept for every meter that sends it. */
+function newLayout(h: number, runs: Uint8Array[], slots: number[]): Template {
   const t: Template = { sig: sig.slice(0, sigLength), runs, slots: Int32Array.from(slots) }
   let same = shared.get(h)
   if (!same) {
