@@ -251,7 +251,7 @@ export class RedisCoord implements Coord {
   releaseValues(keys: string[], values: number[]): Promise<void> {
     if (keys.length === 0) return Promise.resolve()
     return this.run(async () => {
-      await this.redis.mfReleaseValues(keys.length, ...keys, ...values.map(String))
+      await this.redis.mfReleaseValues(keys.length, ...keys, ...values)
     })
   }
 
