@@ -4,13 +4,22 @@
 // CRCs, truncated headers) makes the batch a 422 naming the field; anything the layers
 // above find (unsupported CI, records, compact formats, keys) is the decoder's per-reading
 // verdict and leaves the inspection ok. The identifier is the last address seen (DLL, then
-// ELL 8E/8F, then long TPL 72).
+// ELL 8E/8F, then long TPL 72). A telegram that needs no key also gets its repeat
+// fingerprint here (the bytes are those the decoder would hash), so a repeat heard through
+// another gateway is known before it is decoded (ingest/prepare.ts).
 import { loadWasmCore, type DecoderCore } from './core.js'
 import { E, RC, REASONS, S } from './layout.js'
-import { identifierOf, manufacturer, writeHex } from './telegram.js'
+import { fingerprintOf, identifierOf, manufacturer, writeHex } from './telegram.js'
 
 export type TelegramInspection =
-  | { ok: true; identifier: string; manufacturer: string; encrypted: boolean }
+  | {
+      ok: true
+      identifier: string
+      manufacturer: string
+      encrypted: boolean
+      /** fingerprintOf when the frame needs no key (plain or decrypted by the gateway), else null. */
+      fingerprint: number | null
+    }
   | { ok: false; error: string }
 
 /** Faults of the frame itself: the batch is refused (422) rather than the reading rejected. */
@@ -40,11 +49,14 @@ export function inspectTelegram(hex: string): TelegramInspection {
   const r = core.inspect(len)
   const reason = core.CTRL[S.REASON]!
   if (r === RC.INVALID && STRUCTURAL.has(reason)) return { ok: false, error: REASONS[reason]! }
+  // Encrypted unless the payload already reads as plain (a gateway decrypted it): the
+  // decoder then takes the bytes as they are, and hashes these.
+  const encrypted = r === RC.NEED_CRYPTO && core.CTRL[S.PREDEC] !== 1
   return {
     ok: true,
     identifier: identifierOf(core),
     manufacturer: core.CTRL[S.HAS_ID] ? manufacturer(core.CTRL[S.ID_M]!) : '',
-    // Encrypted unless the payload already reads as plain (a gateway decrypted it).
-    encrypted: r === RC.NEED_CRYPTO && core.CTRL[S.PREDEC] !== 1,
+    encrypted,
+    fingerprint: r === RC.OK || (r === RC.NEED_CRYPTO && !encrypted) ? fingerprintOf(core) : null,
   }
 }

@@ -18,7 +18,7 @@ import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload 
 import { parseIsoTimestamp } from './timestamps.js'
 import type { ItemStatus, Kind } from './types.js'
 import type { Coord } from '../coord/coord.js'
-import { findRepeats, type TelegramSighting } from './telegram-repeats.js'
+import { findRepeats, releaseClaims, repeatKey, type TelegramSighting } from './telegram-repeats.js'
 import { isUnit, type Unit } from '../domain/units.js'
 
 /** Five minutes of clock skew are tolerated for device time. */
@@ -57,8 +57,8 @@ export interface PreparedItem {
   rejection?: { status: ItemStatus; reason?: string }
   /** What the device sent, kept on the stored reading (store/reading-row.ts `RawPayload`). */
   rawPayload: RawPayload
-  /** Telegram awaiting decoding with the meter's key (if any). */
-  telegram?: { hex: string; encrypted: boolean }
+  /** Telegram awaiting decoding; `fingerprint` when it needs no key (inspectTelegram). */
+  telegram?: { hex: string; encrypted: boolean; fingerprint: number | null }
   /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
   frame?: string
   /** The repeat check's claim this item made as its telegram's first sighting (given up if it is not stored). */
@@ -381,7 +381,11 @@ function readTelegram(
   inspection ??= inspectTelegram(hex)
   if (!inspection.ok)
     return errs.add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
-  base.telegram = { hex, encrypted: inspection.encrypted }
+  base.telegram = {
+    hex,
+    encrypted: inspection.encrypted,
+    fingerprint: inspection.fingerprint,
+  }
   return base
 }
 
@@ -471,8 +475,9 @@ async function decodeFrames(
 }
 
 /**
- * Telegrams, with the AES key of meters that exist already (new meters have none); then
- * repeats of one telegram heard by several gateways become `duplicate`.
+ * Telegrams, with the AES key of meters that exist already (new meters have none). Repeats
+ * of one telegram heard by several gateways become `duplicate`: a plain telegram's before it
+ * is decoded (its inspection gave the fingerprint), an encrypted one's once it is decrypted.
  */
 async function decodeTelegrams(
   deps: PrepareDeps,
@@ -480,11 +485,34 @@ async function decodeTelegrams(
   ws: number,
   prepared: PreparedItem[],
 ): Promise<void> {
-  const jobs: PreparedItem[] = prepared.filter((it) => it.telegram)
+  const telegrams = prepared.filter((it) => it.telegram)
+  if (!telegrams.length) return
+  const check: RepeatCheck | null =
+    deps.coord && deps.telegramRepeatWindowMs
+      ? { coord: deps.coord, windowMs: deps.telegramRepeatWindowMs }
+      : null
+  const plain = check ? telegrams.filter((it) => it.telegram!.fingerprint !== null) : []
+  const copies =
+    check && plain.length
+      ? await markRepeats(
+          check,
+          ws,
+          plain,
+          plain.map((it) => it.telegram!.fingerprint!),
+        )
+      : null
+  const jobs = copies ? telegrams.filter((it) => !it.rejection) : telegrams
   if (!jobs.length) return
-  const outcomes: TelegramOutcome[] = await decoder.decodeTelegrams(
-    jobs.map((it) => ({ hex: it.telegram!.hex, key: it.meter?.wmbus_key ?? null, scope: ws })),
-  )
+  let outcomes: TelegramOutcome[]
+  try {
+    outcomes = await decoder.decodeTelegrams(
+      jobs.map((it) => ({ hex: it.telegram!.hex, key: it.meter?.wmbus_key ?? null, scope: ws })),
+    )
+  } catch (err) {
+    // Nothing of this batch is stored: its first sightings give their claims up.
+    await giveUpClaims(check?.coord, jobs)
+    throw err
+  }
   jobs.forEach((it, j) => {
     const o = outcomes[j]!
     if (o.status === 'ok') {
@@ -498,27 +526,86 @@ async function decodeTelegrams(
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }
     } else it.rejection = { status: o.status, reason: o.reason }
   })
-  if (!deps.coord || !deps.telegramRepeatWindowMs) return
-  const heard = jobs.flatMap((it, j) => {
+  if (copies) {
+    // A plain telegram the decoder refused is not remembered: its claim goes at once, and a
+    // copy of it in this batch gets its verdict, not `duplicate` of nothing.
+    for (const [copy, first] of copies) if (first.rejection) copy.rejection = first.rejection
+    await giveUpClaims(
+      check?.coord,
+      plain.filter((it) => it.rejection),
+    )
+  }
+  if (!check) return
+  const decrypted: PreparedItem[] = []
+  const fingerprints: number[] = []
+  jobs.forEach((it, j) => {
     const o = outcomes[j]!
-    // the meter the reading goes to: a supplied meter name, else the link-layer identifier
-    return o.status === 'ok' ? [{ it, identifier: it.identifier, fingerprint: o.fingerprint }] : []
+    if (o.status === 'ok' && it.telegram!.fingerprint === null) {
+      decrypted.push(it)
+      fingerprints.push(o.fingerprint)
+    }
   })
-  const sightings = heard.map((h) => ({
+  if (decrypted.length) await markRepeats(check, ws, decrypted, fingerprints)
+}
+
+interface RepeatCheck {
+  coord: Coord
+  windowMs: number
+}
+
+/**
+ * The repeat check (telegram-repeats.ts) on telegrams by their fingerprints: a repeat gets
+ * its `duplicate`, a first sighting its claim. Returns each repeat whose first sighting is
+ * an item of this batch, with that item.
+ */
+async function markRepeats(
+  check: RepeatCheck,
+  ws: number,
+  items: PreparedItem[],
+  fingerprints: number[],
+): Promise<[copy: PreparedItem, first: PreparedItem][]> {
+  const sightings: TelegramSighting[] = items.map((it, i) => ({
     ws,
-    identifier: h.identifier,
-    fingerprint: h.fingerprint,
-    recordedAt: h.it.recordedAt,
+    identifier: it.identifier,
+    fingerprint: fingerprints[i]!,
+    recordedAt: it.recordedAt,
   }))
   const claimed: boolean[] = []
-  const repeats = await findRepeats(deps.coord, deps.telegramRepeatWindowMs, sightings, claimed)
-  repeats.forEach((first, i) => {
-    if (claimed[i]) heard[i]!.it.claim = sightings[i]
-    if (first === null) return
+  const firsts = await findRepeats(check.coord, check.windowMs, sightings, claimed)
+  const copies: [PreparedItem, PreparedItem][] = []
+  let claimers: Map<string, PreparedItem> | null = null
+  for (let i = 0; i < items.length; i++) {
+    const it = items[i]!
+    if (claimed[i]) it.claim = sightings[i]
+    const first = firsts[i]!
+    if (first === null) continue
     const at = first >= 0 ? ` at ${new Date(first).toISOString()}` : ''
-    heard[i]!.it.rejection = {
+    it.rejection = {
       status: 'duplicate',
       reason: `repeat of the same telegram (access number and application bytes) reported${at}`,
     }
-  })
+    if (!claimers) {
+      claimers = new Map()
+      for (let k = 0; k < items.length; k++)
+        if (claimed[k]) claimers.set(repeatKey(sightings[k]!), items[k]!)
+    }
+    const mate = claimers.get(repeatKey(sightings[i]!))
+    if (mate) copies.push([it, mate])
+  }
+  return copies
+}
+
+/** Gives up the claims of `items` that hold one (kept for the pipeline's release if this fails). */
+async function giveUpClaims(coord: Coord | undefined, items: PreparedItem[]): Promise<void> {
+  const held = items.filter((it) => it.claim)
+  if (!coord || !held.length) return
+  try {
+    await releaseClaims(
+      coord,
+      held.map((it) => it.claim!),
+    )
+    for (const it of held) it.claim = undefined
+  } catch {
+    // the pipeline tries again when the request ends; else the key lapses with its window
+  }
 }

@@ -5,6 +5,7 @@ import { inspectTelegram } from '../../src/decode/inspect.js'
 import { loadWasmCore } from '../../src/decode/core.js'
 import {
   decodeTelegramSync,
+  fingerprintOf,
   identifierOf,
   manufacturer,
   writeHex,
@@ -102,6 +103,29 @@ t.test('a worker crash fails that batch and the pool recovers', async (t) => {
   t.ok(many.every((r) => r[0]!.status === 'ok'))
 })
 
+t.test(
+  "a plain telegram's inspection gives the fingerprint the pool's outcome carries",
+  async (t) => {
+    // The ingest answers repeats of plain telegrams before decoding them, by this fingerprint;
+    // encrypted ones once decrypted, by the outcome's.
+    const pool = new DecoderPool({ workers: 1 })
+    t.teardown(() => pool.destroy())
+    const vectors = [...loadVectors('visible.jsonl'), ...crypto]
+    const res = await pool.decodeTelegrams(
+      vectors.map((v) => ({ hex: v.telegram, key: v.key ?? v.default_key })),
+    )
+    let compared = 0
+    vectors.forEach((v, i) => {
+      const seen = inspectTelegram(v.telegram)
+      const o = res[i]!
+      if (!seen.ok || seen.fingerprint === null || o.status !== 'ok') return
+      compared++
+      t.equal(seen.fingerprint, o.fingerprint, v.source)
+    })
+    t.ok(compared >= 60, `${compared} plain telegrams compared`)
+  },
+)
+
 t.test('inspectTelegram', async (t) => {
   let same = 0
   let n = 0
@@ -133,7 +157,11 @@ t.test('inspectTelegram', async (t) => {
     identifier: amiplus.id,
     manufacturer: 'APA',
     encrypted: false,
+    fingerprint: (
+      decodeTelegramSync(loadWasmCore(), amiplus.telegram, null) as { fingerprint: number }
+    ).fingerprint,
   })
+  t.equal((inspectTelegram(crypto[0]!.telegram) as { fingerprint: null }).fingerprint, null)
 })
 
 t.test('inspection stops before the records but sees what a full begin sees', async (t) => {
@@ -151,6 +179,8 @@ t.test('inspection stops before the records but sees what a full begin sees', as
       identifier: identifierOf(core),
       manufacturer: core.CTRL[S.HAS_ID] ? manufacturer(core.CTRL[S.ID_M]!) : '',
       encrypted: r === RC.NEED_CRYPTO && core.CTRL[S.PREDEC] !== 1,
+      // a frame that needs no key: the fingerprint the decoder gives once it has decoded it
+      fingerprint: r === RC.OK ? fingerprintOf(core) : null,
     }
   }
   let s = 0x5eed
@@ -179,7 +209,8 @@ t.test('inspection stops before the records but sees what a full begin sees', as
       ? want.r === RC.INVALID
       : got.identifier === want.identifier &&
         got.manufacturer === want.manufacturer &&
-        got.encrypted === want.encrypted
+        got.encrypted === want.encrypted &&
+        (want.r !== RC.OK || got.fingerprint === want.fingerprint)
     if (!same && bad++ < 5) t.fail(`${hex}: ${JSON.stringify(got)} against ${JSON.stringify(want)}`)
   }
   t.equal(bad, 0, `${frames.length} frames inspected, ${ok} passed the check`)

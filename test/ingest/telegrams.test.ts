@@ -5,7 +5,8 @@ import { startTestServer } from '../helpers/server.js'
 import { statusCurrent } from '../../src/store/rollup-feed.js'
 import { loadWasmCore } from '../../src/decode/core.js'
 import { decodeTelegramSync } from '../../src/decode/telegram.js'
-import { fullFrame } from '../helpers/wmbus.js'
+import { compactFrame, fullFrame } from '../helpers/wmbus.js'
+import { decodeChannel, type DecodeEvent } from '../../src/decode/channel.js'
 
 const load = (f: string) =>
   fs
@@ -286,6 +287,51 @@ t.test('new meters heard by several gateways at once: one report creates each', 
   )
   t.same([Number(e!.n), Number(e!.ids)], [ids.length, ids.length], 'one meter.created per meter')
 })
+
+t.test(
+  'a plain telegram heard again is answered before it is decoded; a copy of one the decoder refuses gets its verdict',
+  async (t) => {
+    // a tenant of its own: the file's first one is near its hourly provisioning limit
+    const { token: tok } = await s.tenant()
+    const report = (readings: unknown[]) =>
+      s.call('POST', '/api/v1/reportData', { token: tok, body: { readings } })
+    const decoded: number[] = []
+    const pool = s.app.parts.decoder
+    const onDecode = (m: unknown) => {
+      const e = m as DecodeEvent
+      if (e.pool === pool && e.kind === 'telegram') decoded.push(e.count)
+    }
+    decodeChannel.subscribe(onDecode)
+    t.teardown(() => decodeChannel.unsubscribe(onDecode))
+    const heardAt = (hex: string, ms: number) => ({
+      ...tg(hex, 58),
+      recorded_at: new Date(Date.parse(at(58)) + ms).toISOString(),
+    })
+    const hex = fullFrame(73_000_001, 6000)
+    const first = await report([heardAt(hex, 0)])
+    t.equal(first.body.results[0].status, 'created', first.text)
+    const again = await report([heardAt(hex, 20_000), heardAt(hex + 'C3', 40_000)])
+    t.same(
+      again.body.results.map((r: any) => r.status),
+      ['duplicate', 'duplicate'],
+      again.text,
+    )
+    t.same(decoded, [1], 'only the first sighting went to the decoder')
+
+    // A compact frame of a format nobody taught: the decoder refuses it. Its copies, in the
+    // same request and in the next one, are refused alike, not answered as repeats.
+    const compact = compactFrame(73_000_002, 7000)
+    const both = await report([heardAt(compact, 0), heardAt(compact, 1)])
+    t.same(
+      both.body.results.map((r: any) => r.status),
+      ['rejected_undecodable', 'rejected_undecodable'],
+      both.text,
+    )
+    t.match(both.body.results[1].reason, /compact frame/)
+    const next = await report([heardAt(compact, 20_000)])
+    t.equal(next.body.results[0].status, 'rejected_undecodable', next.text)
+  },
+)
 
 t.test('a first sighting not stored gives up its claim: the next report is stored', async (t) => {
   // The plan allows no meter: the first gateway's report of a new meter is refused.
