@@ -11,10 +11,10 @@
 import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
-import type { Coord } from '../coord/coord.js'
+import type { Coord, LeaseSpace } from '../coord/coord.js'
 
-const leaseName = (id: number) => `meter:${id}`
-const stampKey = (id: number) => `mstamp:${id}`
+/** Lease `lease:meter:<id>`, stamp `mstamp:<id>` (the key names every instance agrees on). */
+const METERS: LeaseSpace = { lease: 'meter:', value: 'mstamp:' }
 
 export class CoordMeterLocks implements MeterLocks {
   private readonly owner = crypto.randomUUID()
@@ -40,12 +40,7 @@ export class CoordMeterLocks implements MeterLocks {
       const ids = pending.map((i) => entries[i]!.meterId)
       let stamps: (string | null)[]
       try {
-        stamps = await this.coord.leaseMany(
-          ids.map(leaseName),
-          ids.map(stampKey),
-          this.owner,
-          this.ttlMs,
-        )
+        stamps = await this.coord.leaseMany(METERS, ids, this.owner, this.ttlMs)
       } catch (error) {
         for (const i of pending) out[i] = { error }
         return out
@@ -86,17 +81,19 @@ export class CoordMeterLocks implements MeterLocks {
     const ids = locked.map((l) => entries[l.index]!.meterId)
     for (const id of ids) this.hold(id)
     // A failed turn stored nothing (the actor reloads anyway): the stamp stays as it was.
-    let stamps: (string | null)[] = ids.map(() => null)
+    // The meters written together share a fresh stamp: each is told apart from every other
+    // write by it all the same (a random 47-bit value per batch).
+    let stamp: number | null = null
     try {
       await fn(locked)
-      stamps = ids.map(() => String(crypto.randomInt(1, 2 ** 47)))
-      locked.forEach((l, k) => (out[l.index] = { seen: Number(stamps[k]) }))
+      stamp = crypto.randomInt(1, 2 ** 47)
+      for (const l of locked) out[l.index] = { seen: stamp }
     } catch (error) {
       for (const l of locked) out[l.index] = { error }
     } finally {
       for (const id of ids) this.held.delete(id)
       await this.coord
-        .releaseMany(ids.map(leaseName), ids.map(stampKey), stamps, this.owner)
+        .releaseMany(METERS, ids, stamp === null ? null : String(stamp), this.owner)
         .catch(() => {})
     }
   }
@@ -119,7 +116,7 @@ export class CoordMeterLocks implements MeterLocks {
     this.renewing = true
     const ids = [...this.held]
     this.coord
-      .leaseMany(ids.map(leaseName), ids.map(stampKey), this.owner, this.ttlMs)
+      .leaseMany(METERS, ids, this.owner, this.ttlMs)
       // Redis unreachable: the turn's own writes fail or succeed on their own; keep trying.
       .catch(() => {})
       .finally(() => {

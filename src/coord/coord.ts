@@ -11,6 +11,12 @@ export interface TakeResult {
   resetMs: number
 }
 
+/** Names of numbered leases and their companion values (`Coord.leaseMany`). */
+export interface LeaseSpace {
+  lease: string
+  value: string
+}
+
 export interface Coord {
   readonly kind: 'memory' | 'redis'
   /** Fixed window counter: add `by` unless that would pass `limit`. */
@@ -34,21 +40,22 @@ export interface Coord {
   lease(name: string, owner: string, ttlMs: number): Promise<boolean>
   release(name: string, owner: string): Promise<void>
   /**
-   * Many leases in one call, each read together with a companion value (`values[i]`): per
-   * name, null when held by someone else, otherwise the companion's current value ('' when
-   * unset). Used for per-meter turns: one round trip for all meters of a request.
+   * Many numbered leases in one call: per id the lease `lease:<space.lease><id>`, read
+   * together with its companion value `<space.value><id>`. Per id: null when held by someone
+   * else, otherwise the companion's current value ('' when unset). Used for per-meter turns:
+   * one round trip for all meters of a request, the ids sent as one argument.
    */
   leaseMany(
-    names: string[],
-    values: string[],
+    space: LeaseSpace,
+    ids: readonly number[],
     owner: string,
     ttlMs: number,
   ): Promise<(string | null)[]>
-  /** Releases many leases held by `owner`, setting each companion key to `set[i]` first (null: leave it). */
+  /** Releases the leases of `ids` held by `owner`, setting their companions to `set` first (null: leave them). */
   releaseMany(
-    names: string[],
-    values: string[],
-    set: (string | null)[],
+    space: LeaseSpace,
+    ids: readonly number[],
+    set: string | null,
     owner: string,
   ): Promise<void>
   /** Sets `key` only when absent; true when this call set it. */

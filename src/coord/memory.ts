@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import v8 from 'node:v8'
 import { BYTES_PER_CLAIM, ClaimTable } from './claim-table.js'
 import { publishTake } from './channel.js'
-import { windowStart, type Coord, type TakeResult } from './coord.js'
+import { windowStart, type Coord, type LeaseSpace, type TakeResult } from './coord.js'
 
 interface Entry {
   value: string
@@ -106,29 +106,32 @@ export class MemoryCoord implements Coord {
   }
 
   async leaseMany(
-    names: string[],
-    values: string[],
+    space: LeaseSpace,
+    ids: readonly number[],
     owner: string,
     ttlMs: number,
   ): Promise<(string | null)[]> {
     const out: (string | null)[] = []
-    for (let i = 0; i < names.length; i++)
+    for (const id of ids)
       out.push(
-        (await this.lease(names[i]!, owner, ttlMs)) ? (this.live(values[i]!)?.value ?? '') : null,
+        (await this.lease(space.lease + id, owner, ttlMs))
+          ? (this.live(space.value + id)?.value ?? '')
+          : null,
       )
     return out
   }
 
   async releaseMany(
-    names: string[],
-    values: string[],
-    set: (string | null)[],
+    space: LeaseSpace,
+    ids: readonly number[],
+    set: string | null,
     owner: string,
   ): Promise<void> {
-    for (let i = 0; i < names.length; i++) {
-      if (this.live(`lease:${names[i]}`)?.value !== owner) continue
-      if (set[i] !== null) this.values.set(values[i]!, { value: set[i]!, expiresAt: Infinity })
-      this.values.delete(`lease:${names[i]}`)
+    for (const id of ids) {
+      const lease = `lease:${space.lease}${id}`
+      if (this.live(lease)?.value !== owner) continue
+      if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
+      this.values.delete(lease)
     }
   }
 

@@ -126,28 +126,42 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     t.ok(Math.min(...ids) > 106)
   })
 
-  t.test('leaseMany / releaseMany: per-name leases read with their companion values', async (t) => {
-    const a = fresh('lm-a')
-    const b = fresh('lm-b')
-    const va = fresh('lm-va')
-    const vb = fresh('lm-vb')
+  t.test('leaseMany / releaseMany: numbered leases read with their companion values', async (t) => {
+    const space = { lease: fresh('lm') + ':', value: fresh('lm-v') + ':' }
     t.same(
-      await f.coord.leaseMany([a, b], [va, vb], 'x', 500),
+      await f.coord.leaseMany(space, [1, 22], 'x', 500),
       ['', ''],
       'both taken, companions unset',
     )
-    t.same(await f.peer.leaseMany([a], [va], 'y', 500), [null], 'held by x: refused to y')
-    await f.coord.releaseMany([a, b], [va, vb], ['7', null], 'x')
+    t.same(await f.peer.leaseMany(space, [1], 'y', 500), [null], 'held by x: refused to y')
+    t.same(await f.coord.leaseMany(space, [22], 'x', 500), [''], 'x renews its own')
+    await f.coord.releaseMany(space, [1], '7', 'x')
+    await f.coord.releaseMany(space, [22], null, 'x')
     t.same(
-      await f.peer.leaseMany([a, b], [va, vb], 'y', 500),
-      ['7', ''],
-      'released; a companion set, b left',
+      await f.peer.leaseMany(space, [1, 22, 333], 'y', 500),
+      ['7', '', ''],
+      'released; 1 companion set, 22 left',
     )
-    await f.coord.releaseMany([a], [va], ['9'], 'x')
+    await f.coord.releaseMany(space, [1], '9', 'x')
     t.same(
-      await f.peer.leaseMany([a], [va], 'y', 500),
+      await f.peer.leaseMany(space, [1], 'y', 500),
       ['7'],
       'a release by a non-holder changes nothing',
+    )
+    t.equal(
+      await f.coord.lease(`${space.lease}333`, 'x', 500),
+      false,
+      'one of them, as a single lease: y holds it',
+    )
+    t.same(
+      await f.coord.leaseMany(
+        space,
+        Array.from({ length: 1000 }, (_, i) => 10_000 + i),
+        'x',
+        500,
+      ),
+      Array.from({ length: 1000 }, () => ''),
+      'a thousand in one call',
     )
   })
 
