@@ -161,6 +161,9 @@ async function assemble(
   const ingestParts = await buildIngest({ ...base, outbox })
   const { decoder, actors, keyQuarantine } = ingestParts
   lifecycle.add({ name: 'decoder', stop: () => decoder.destroy() })
+  // Stopped after the actors (no turn starts any more): a lease lingering for a meter's next
+  // turn here goes back at once, so another instance takes the meter without waiting.
+  lifecycle.add({ name: 'meter-locks', stop: () => ingestParts.locks?.close() })
   const ingest = opts.wrapIngest?.(ingestParts.pipeline) ?? ingestParts.pipeline
 
   const webhooks = new WebhookRepo(store, coord, () => clock.now())

@@ -5,6 +5,12 @@
 // call each way, and the turns whose leases came back run as one batch (a turn per meter,
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
 // readings/s against 190,000 in-process).
+// A lease outlives its turn by a few milliseconds (`lingerMs`): the next turn of the meter
+// here, already queued when requests overlap on the same meters, takes it over without
+// Redis, and the leases left are given back together. A meter is kept that way for at most
+// `maxHoldMs` from the moment its lease was taken; if another instance asked for it in that
+// time (Redis tells at the release), turns here leave it alone for `yieldMs`, longer than
+// the other's next try, so it gets the meter rather than losing every race to this one.
 // A turn may outlast the lease's TTL (a slow store, a long decode): every lease held is
 // renewed every third of the TTL, all of them in one script call, so another instance never
 // takes a meter while its turn still runs here.
@@ -16,17 +22,34 @@ import type { Coord, LeaseSpace } from '../coord/coord.js'
 /** Lease `lease:meter:<id>`, stamp `mstamp:<id>` (the key names every instance agrees on). */
 const METERS: LeaseSpace = { lease: 'meter:', value: 'mstamp:' }
 
+/** A lease this instance holds. */
+interface Hold {
+  /** When it was taken from Redis. */
+  since: number
+  /** The stamp of the last turn that wrote, not yet in Redis (written when the lease goes). */
+  stamp: number | null
+  /** No turn runs on it: the next one here may take it over. */
+  idle: boolean
+}
+
 export class CoordMeterLocks implements MeterLocks {
   private readonly owner = crypto.randomUUID()
-  /** Meters whose turn runs here now, with their lease renewed by `renewTimer`. */
-  private readonly held = new Set<number>()
+  /** Leases held here (in a turn or lingering), renewed by `renewTimer`. */
+  private readonly held = new Map<number, Hold>()
   private renewTimer: NodeJS.Timeout | null = null
   private renewing = false
+  private lingerTimer: NodeJS.Timeout | null = null
+  private closed = false
+  /** Meters another instance asked for: not leased here again before the time given. */
+  private readonly yielding = new Map<number, number>()
 
   constructor(
     private readonly coord: Coord,
     private readonly ttlMs = 30_000,
     private readonly waitMs = 30_000,
+    private readonly lingerMs = 10,
+    private readonly maxHoldMs = 100,
+    private readonly yieldMs = 100,
   ) {}
 
   async withLocks(
@@ -35,28 +58,54 @@ export class CoordMeterLocks implements MeterLocks {
   ): Promise<LockOutcome[]> {
     const out = new Array<LockOutcome>(entries.length)
     const started = Date.now()
-    let pending = entries.map((_, i) => i)
-    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const ids = pending.map((i) => entries[i]!.meterId)
-      let stamps: (string | null)[]
-      try {
-        stamps = await this.coord.leaseMany(METERS, ids, this.owner, this.ttlMs)
-      } catch (error) {
-        for (const i of pending) out[i] = { error }
-        return out
+    // Leases lingering here after an earlier turn: taken over, nothing asked of Redis.
+    let locked: LockedMeter[] = []
+    let pending: number[] = []
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!
+      const h = this.held.get(e.meterId)
+      if (!h?.idle) {
+        pending.push(i)
+        continue
       }
-      const locked: LockedMeter[] = []
+      h.idle = false
+      locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false })
+    }
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
       const waiting: number[] = []
-      pending.forEach((i, k) => {
-        const stamp = stamps[k] ?? null
-        if (stamp === null) return void waiting.push(i)
-        const seen = entries[i]!.seen
-        const changed = stamp === '' || seen === null || Number(stamp) !== seen
-        locked.push({ index: i, changed, untouched: stamp === '' })
-      })
-      if (locked.length) await this.run(entries, locked, fn, out)
+      if (this.yielding.size) pending = this.notYielding(pending, entries, waiting)
+      if (pending.length) {
+        const ids = pending.map((i) => entries[i]!.meterId)
+        let stamps: (string | null)[]
+        try {
+          stamps = await this.coord.leaseMany(METERS, ids, this.owner, this.ttlMs)
+        } catch (error) {
+          for (const i of pending) out[i] = { error }
+          // The leases taken over stay held; their stamps are written when they go.
+          for (const l of locked) {
+            out[l.index] = { error }
+            this.held.get(entries[l.index]!.meterId)!.idle = true
+          }
+          if (locked.length) this.lingerThenRelease()
+          return out
+        }
+        const now = Date.now()
+        pending.forEach((i, k) => {
+          const stamp = stamps[k] ?? null
+          if (stamp === null) return void waiting.push(i)
+          const seen = entries[i]!.seen
+          const changed = stamp === '' || seen === null || Number(stamp) !== seen
+          this.held.set(entries[i]!.meterId, { since: now, stamp: null, idle: false })
+          locked.push({ index: i, changed, untouched: stamp === '' })
+        })
+      }
+      if (locked.length) {
+        this.renewWhileHeld()
+        await this.run(entries, locked, fn, out)
+      }
       if (waiting.length === 0) return out
       pending = waiting
+      locked = []
       if (Date.now() - started > this.waitMs) {
         for (const i of pending)
           out[i] = {
@@ -71,41 +120,120 @@ export class CoordMeterLocks implements MeterLocks {
     }
   }
 
-  /** `fn` for meters whose leases are ours, then the leases given back with new stamps. */
+  /**
+   * `fn` for meters whose leases are ours. After it, a lease lingers for the meter's next
+   * turn here, unless the meter was kept long enough, the turn failed or the locks close:
+   * then it is given back now, with the stamp of its last turn that wrote.
+   */
   private async run(
     entries: readonly LockEntry[],
     locked: LockedMeter[],
     fn: (locked: LockedMeter[]) => Promise<void>,
     out: LockOutcome[],
   ): Promise<void> {
-    const ids = locked.map((l) => entries[l.index]!.meterId)
-    for (const id of ids) this.hold(id)
+    let failed = false
+    try {
+      await fn(locked)
+    } catch (error) {
+      failed = true
+      for (const l of locked) out[l.index] = { error }
+    }
     // A failed turn stored nothing (the actor reloads anyway): the stamp stays as it was.
     // The meters written together share a fresh stamp: each is told apart from every other
     // write by it all the same (a random 47-bit value per batch).
-    let stamp: number | null = null
-    try {
-      await fn(locked)
-      stamp = crypto.randomInt(1, 2 ** 47)
-      for (const l of locked) out[l.index] = { seen: stamp }
-    } catch (error) {
-      for (const l of locked) out[l.index] = { error }
-    } finally {
-      for (const id of ids) this.held.delete(id)
-      await this.coord
-        .releaseMany(METERS, ids, stamp === null ? null : String(stamp), this.owner)
-        .catch(() => {})
+    const stamp = failed ? null : crypto.randomInt(1, 2 ** 47)
+    const now = Date.now()
+    const release: number[] = []
+    for (const l of locked) {
+      const id = entries[l.index]!.meterId
+      const h = this.held.get(id)!
+      if (stamp !== null) {
+        h.stamp = stamp
+        out[l.index] = { seen: stamp }
+      }
+      if (failed || this.closed || now - h.since >= this.maxHoldMs) release.push(id)
+      else h.idle = true
     }
+    if (release.length < locked.length) this.lingerThenRelease()
+    if (release.length) await this.release(release)
   }
 
-  private hold(meterId: number): void {
-    this.held.add(meterId)
+  /** Gives the leases of `ids` back, each with the stamp its last turn left (one call per stamp). */
+  private async release(ids: number[]): Promise<void> {
+    const byStamp = new Map<number | null, number[]>()
+    for (const id of ids) {
+      const stamp = this.held.get(id)?.stamp ?? null
+      this.held.delete(id)
+      const same = byStamp.get(stamp)
+      if (same) same.push(id)
+      else byStamp.set(stamp, [id])
+    }
+    await Promise.all(
+      [...byStamp].map(([stamp, same]) =>
+        this.coord
+          .releaseMany(METERS, same, stamp === null ? null : String(stamp), this.owner)
+          .then((wanted) => {
+            const now = Date.now()
+            // (entries past their time are dropped when the meter is asked for again)
+            if (this.yielding.size > 10_000)
+              for (const [id, until] of this.yielding) if (until <= now) this.yielding.delete(id)
+            for (const id of wanted) this.yielding.set(id, now + this.yieldMs)
+          })
+          // Redis unreachable: the lease lapses with its TTL and the stamp is not written,
+          // so no actor anywhere trusts what it holds of the meter (it reloads).
+          .catch(() => {}),
+      ),
+    )
+  }
+
+  /** `pending` without the meters yielded to another instance for now (those go to `waiting`). */
+  private notYielding(pending: number[], entries: readonly LockEntry[], waiting: number[]) {
+    const now = Date.now()
+    const go: number[] = []
+    for (const i of pending) {
+      const id = entries[i]!.meterId
+      const until = this.yielding.get(id)
+      if (until === undefined) go.push(i)
+      else if (until > now) waiting.push(i)
+      else {
+        this.yielding.delete(id)
+        go.push(i)
+      }
+    }
+    return go
+  }
+
+  /** The lingering leases go back together once no turn here took them over. */
+  private lingerThenRelease(): void {
+    if (this.lingerTimer) return
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = null
+      void this.release(this.idleIds())
+    }, this.lingerMs)
+    this.lingerTimer.unref()
+  }
+
+  private idleIds(): number[] {
+    const ids: number[] = []
+    for (const [id, h] of this.held) if (h.idle) ids.push(id)
+    return ids
+  }
+
+  /** Gives back every lingering lease at once; leases of turns still running go when they end. */
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.lingerTimer) clearTimeout(this.lingerTimer)
+    this.lingerTimer = null
+    await this.release(this.idleIds())
+  }
+
+  private renewWhileHeld(): void {
     if (this.renewTimer) return
     this.renewTimer = setInterval(() => this.renew(), Math.max(10, Math.floor(this.ttlMs / 3)))
     this.renewTimer.unref()
   }
 
-  /** Extends every lease held here; stops the timer once no turn runs. */
+  /** Extends every lease held here; stops the timer once none is. */
   private renew(): void {
     if (this.held.size === 0) {
       clearInterval(this.renewTimer!)
@@ -114,7 +242,7 @@ export class CoordMeterLocks implements MeterLocks {
     }
     if (this.renewing) return
     this.renewing = true
-    const ids = [...this.held]
+    const ids = [...this.held.keys()]
     this.coord
       .leaseMany(METERS, ids, this.owner, this.ttlMs)
       // Redis unreachable: the turn's own writes fail or succeed on their own; keep trying.

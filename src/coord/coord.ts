@@ -51,13 +51,17 @@ export interface Coord {
     owner: string,
     ttlMs: number,
   ): Promise<(string | null)[]>
-  /** Releases the leases of `ids` held by `owner`, setting their companions to `set` first (null: leave them). */
+  /**
+   * Releases the leases of `ids` held by `owner`, setting their companions to `set` first
+   * (null: leave them). Returns the ids someone else asked for (`leaseMany` refused them)
+   * since the last release: a holder that gives way to them does not take them straight back.
+   */
   releaseMany(
     space: LeaseSpace,
     ids: readonly number[],
     set: string | null,
     owner: string,
-  ): Promise<void>
+  ): Promise<number[]>
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>
   /**

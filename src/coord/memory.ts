@@ -112,12 +112,14 @@ export class MemoryCoord implements Coord {
     ttlMs: number,
   ): Promise<(string | null)[]> {
     const out: (string | null)[] = []
-    for (const id of ids)
-      out.push(
-        (await this.lease(space.lease + id, owner, ttlMs))
-          ? (this.live(space.value + id)?.value ?? '')
-          : null,
-      )
+    for (const id of ids) {
+      if (await this.lease(space.lease + id, owner, ttlMs))
+        out.push(this.live(space.value + id)?.value ?? '')
+      else {
+        this.values.set(`want:${space.lease}${id}`, { value: '1', expiresAt: this.now() + 1000 })
+        out.push(null)
+      }
+    }
     return out
   }
 
@@ -126,13 +128,19 @@ export class MemoryCoord implements Coord {
     ids: readonly number[],
     set: string | null,
     owner: string,
-  ): Promise<void> {
+  ): Promise<number[]> {
+    const wanted: number[] = []
     for (const id of ids) {
       const lease = `lease:${space.lease}${id}`
-      if (this.live(lease)?.value !== owner) continue
-      if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
-      this.values.delete(lease)
+      if (this.live(lease)?.value === owner) {
+        if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
+        this.values.delete(lease)
+      }
+      const want = `want:${space.lease}${id}`
+      if (this.live(want)) wanted.push(id)
+      this.values.delete(want)
     }
+    return wanted
   }
 
   async claim(key: string, ttlMs: number): Promise<boolean> {

@@ -42,17 +42,18 @@ return 1`
 // sent: a key an argument each cost ioredis ~2.5 µs of the caller's CPU per meter and turn
 // (its prefix, length and buffer per key), ~0.5 µs as one string (scratch, 500 ids a call).
 // Standalone Redis (or a primary with replicas): the keys are not declared in KEYS, as a
-// Redis Cluster would need. Per id: false when held by another owner, else the companion's
-// value ('' when unset).
+// Redis Cluster would need. Per id: false when held by another owner (who is told at its
+// release: `want:`), else the companion's value ('' when unset).
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
-local lp, vp = p .. 'lease:' .. ARGV[2], p .. ARGV[3]
+local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
 local out, i = {}, 0
 for id in string.gmatch(ARGV[6], '[^,]+') do
   i = i + 1
   local k = lp .. id
   local taken = redis.call('SET', k, owner, 'NX', 'PX', ttl)
   if not taken and redis.call('GET', k) ~= owner then
+    redis.call('SET', wp .. id, '1', 'PX', 1000)
     out[i] = false
   else
     if not taken then redis.call('PEXPIRE', k, ttl) end
@@ -62,17 +63,21 @@ end
 return out`
 
 // ARGV as LEASE_MANY's, the ttl's place taken by the companions' new value ('' = leave).
+// Returns the positions of the ids another owner asked for while they were held.
 const RELEASE_MANY = `
 local p, owner, set = ARGV[1], ARGV[4], ARGV[5]
-local lp, vp = p .. 'lease:' .. ARGV[2], p .. ARGV[3]
+local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
+local wanted, i = {}, 0
 for id in string.gmatch(ARGV[6], '[^,]+') do
+  i = i + 1
   local k = lp .. id
   if redis.call('GET', k) == owner then
     if set ~= '' then redis.call('SET', vp .. id, set) end
     redis.call('DEL', k)
   end
+  if redis.call('DEL', wp .. id) == 1 then wanted[#wanted + 1] = i - 1 end
 end
-return 1`
+return wanted`
 
 // KEYS = the keys to claim; ARGV = ttl, then a value per key. Per key: false when this call
 // set it, else the value it holds.
@@ -105,7 +110,7 @@ type Scripted = Redis & {
   mfRelease(key: string, owner: string): Promise<number>
   mfGiveBack(key: string, by: number): Promise<number>
   mfLeaseMany(...args: (string | number)[]): Promise<(string | null)[]>
-  mfReleaseMany(...args: (string | number)[]): Promise<number>
+  mfReleaseMany(...args: (string | number)[]): Promise<number[]>
   mfClaimValues(...args: (string | number)[]): Promise<(string | null)[]>
   mfReleaseValues(...args: (string | number)[]): Promise<number>
 }
@@ -242,10 +247,10 @@ export class RedisCoord implements Coord {
     ids: readonly number[],
     set: string | null,
     owner: string,
-  ): Promise<void> {
-    if (ids.length === 0) return Promise.resolve()
+  ): Promise<number[]> {
+    if (ids.length === 0) return Promise.resolve([])
     return this.run(async () => {
-      await this.redis.mfReleaseMany(
+      const wanted = await this.redis.mfReleaseMany(
         this.prefix,
         space.lease,
         space.value,
@@ -253,6 +258,7 @@ export class RedisCoord implements Coord {
         set ?? '',
         ids.join(','),
       )
+      return wanted.map((i) => ids[Number(i)]!)
     })
   }
 

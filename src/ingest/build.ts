@@ -17,6 +17,8 @@ export interface IngestParts {
   decoder: DecoderPool
   actors: ActorRegistry
   keyQuarantine: KeyQuarantine
+  /** Per-meter leases across instances (Redis only): their lingering leases go back at stop. */
+  locks: CoordMeterLocks | null
 }
 
 export async function buildIngest(
@@ -32,11 +34,12 @@ export async function buildIngest(
     workers: s.config.WORKERS,
     formats: new WmbusFormatRepo(s.store.sql, () => s.clock.now()),
   })
+  const locks = s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null
   const actors = new ActorRegistry({
     store: s.store,
     history: new HistoryLoader(s.store.sql, () => s.clock.now()),
     outbox,
-    locks: s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null,
+    locks,
     takeUnused: (id) => s.meters.takeUnused(id),
     now: () => s.clock.now(),
   })
@@ -73,5 +76,5 @@ export async function buildIngest(
   // A recorded exchange or a backfill changes what the actor holds: it reloads.
   for (const channel of ['exchanges', 'readings-rewritten'])
     await s.coord.subscribe(channel, (msg) => actors.forget(Number(msg.split(':')[1])))
-  return { pipeline, decoder, actors, keyQuarantine: quarantine }
+  return { pipeline, decoder, actors, keyQuarantine: quarantine, locks }
 }

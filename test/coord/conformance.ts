@@ -135,8 +135,8 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     )
     t.same(await f.peer.leaseMany(space, [1], 'y', 500), [null], 'held by x: refused to y')
     t.same(await f.coord.leaseMany(space, [22], 'x', 500), [''], 'x renews its own')
-    await f.coord.releaseMany(space, [1], '7', 'x')
-    await f.coord.releaseMany(space, [22], null, 'x')
+    t.same(await f.coord.releaseMany(space, [1], '7', 'x'), [1], 'y asked for 1 while x held it')
+    t.same(await f.coord.releaseMany(space, [22], null, 'x'), [], 'nobody asked for 22')
     t.same(
       await f.peer.leaseMany(space, [1, 22, 333], 'y', 500),
       ['7', '', ''],

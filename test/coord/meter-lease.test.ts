@@ -1,7 +1,7 @@
 // The per-meter lease is renewed while a turn runs: a turn longer than the lease's TTL
 // still keeps another instance out of that meter. Two lock holders with their own Redis
 // connections on one real redis-server stand in for two instances.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { RedisCoord } from '../../src/coord/redis.js'
 import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
 import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
@@ -90,6 +90,104 @@ if (!redisAvailable()) {
     await a.withLocks([{ meterId: 10, seen: seen10 }], async (l) => {
       t.equal(l[0]!.changed, false, 'the failed turn left the stamp as it was')
     })
+  })
+
+  const seenOf = (o: unknown) => (o as { seen: number }).seen
+  /** `who` takes the meter, asserting that no write came since `seen`; the wait in ms. */
+  const unchangedFor = async (
+    t: Test,
+    who: CoordMeterLocks,
+    meterId: number,
+    seen: number,
+    msg: string,
+  ) => {
+    const from = Date.now()
+    await who.withLocks([{ meterId, seen }], async (l) => {
+      t.same(
+        l.map((x) => x.changed),
+        [false],
+        msg,
+      )
+    })
+    return Date.now() - from
+  }
+
+  t.test(
+    'the next turn of a meter here takes its lease over; it goes back after the linger',
+    async (t) => {
+      // the real coordinator, its lease calls counted
+      const coord = coords[0]!
+      const leaseMany = coord.leaseMany.bind(coord)
+      let calls = 0
+      coord.leaseMany = (...args) => (calls++, leaseMany(...args))
+      t.teardown(() => void (coord.leaseMany = leaseMany))
+      const c = new CoordMeterLocks(coord, 30_000, 10_000, 50, 1_000)
+      const [o1] = await c.withLocks([{ meterId: 300, seen: null }], async () => {})
+      const [o2] = await c.withLocks([{ meterId: 300, seen: seenOf(o1) }], async (l) => {
+        t.same(
+          l.map((x) => x.changed),
+          [false],
+          'its own last turn: unchanged',
+        )
+      })
+      t.equal(calls, 1, 'one lease call for both turns')
+      t.not(seenOf(o2), seenOf(o1), 'each turn left a stamp')
+      const ms = await unchangedFor(
+        t,
+        b,
+        300,
+        seenOf(o2),
+        'another instance finds the stamp of the last turn written',
+      )
+      t.ok(ms < 1_000, 'and waited only for the linger')
+    },
+  )
+
+  t.test('a failed turn on a lease taken over gives it back with the last stamp', async (t) => {
+    const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 10_000, 60_000)
+    const [o1] = await c.withLocks([{ meterId: 303, seen: null }], async () => {})
+    const [failed] = await c.withLocks([{ meterId: 303, seen: seenOf(o1) }], async () => {
+      throw new Error('boom')
+    })
+    t.match(failed, { error: { message: 'boom' } })
+    const ms = await unchangedFor(t, b, 303, seenOf(o1), "the first turn's stamp was written")
+    t.ok(ms < 1_000, 'given back at once, not after the linger')
+  })
+
+  t.test(
+    'a meter kept by turn after turn here is still free for another instance in time',
+    async (t) => {
+      const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 50, 100)
+      let seen: number | null = null
+      let stop = false
+      const busyUntil = Date.now() + 1_500
+      const busy = (async () => {
+        while (!stop && Date.now() < busyUntil) {
+          const [o] = await c.withLocks([{ meterId: 301, seen }], () => sleep(5))
+          seen = 'seen' in o! ? o.seen : null
+        }
+      })()
+      await sleep(30)
+      const [got] = await b.withLocks([{ meterId: 301, seen: null }], async () => {})
+      const at = Date.now()
+      stop = true
+      await busy
+      t.ok('seen' in got!, 'the other instance ran its turn')
+      t.ok(
+        at < busyUntil - 500,
+        `it did not wait for the busy instance to stop (${busyUntil - at} ms left)`,
+      )
+    },
+  )
+
+  t.test('close gives back the lingering leases at once', async (t) => {
+    const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 60_000, 60_000)
+    await c.withLocks([{ meterId: 302, seen: null }], async () => {})
+    await c.close()
+    const from = Date.now()
+    const [got] = await b.withLocks([{ meterId: 302, seen: null }], async () => {})
+    t.ok('seen' in got!)
+    t.ok(Date.now() - from < 1_000, 'free without waiting for the linger')
   })
 
   t.test('the lease is given back after the turn', async (t) => {
