@@ -87,8 +87,10 @@ export interface ActorEnv {
 
 /** A meter whose turn is to run under its lock, and the stamp its actor last saw. */
 export interface LockEntry {
-  meterId: number
-  seen: number | null
+  readonly meterId: number
+  readonly seen: number | null
+  /** Non-null while another turn of the meter waits here (MeterActor's own `waiting`). */
+  readonly waiting?: unknown
 }
 
 /** An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever. */

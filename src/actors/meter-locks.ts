@@ -5,12 +5,13 @@
 // call each way, and the turns whose leases came back run as one batch (a turn per meter,
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
 // readings/s against 190,000 in-process).
-// A lease outlives its turn by a few milliseconds (`lingerMs`): the next turn of the meter
-// here, already queued when requests overlap on the same meters, takes it over without
-// Redis, and the leases left are given back together. A meter is kept that way for at most
-// `maxHoldMs` from the moment its lease was taken; if another instance asked for it in that
-// time (Redis tells at the release), turns here leave it alone for `yieldMs`, longer than
-// the other's next try, so it gets the meter rather than losing every race to this one.
+// When requests overlap on the same meters, the meter's next turn here is already waiting
+// as its turn ends: its lease is then kept for it, and that turn takes it over without
+// Redis (a safety timer, `lingerMs`, gives it back if it is not). Every other lease goes
+// back as the turn ends, as before. A meter is kept that way for at most `maxHoldMs` from
+// the moment its lease was taken; if another instance asked for it in that time (Redis
+// tells at the release), turns here leave it alone for `yieldMs`, longer than the other's
+// next try, so it gets the meter rather than losing every race to this one.
 // A turn may outlast the lease's TTL (a slow store, a long decode): every lease held is
 // renewed every third of the TTL, all of them in one script call, so another instance never
 // takes a meter while its turn still runs here.
@@ -121,9 +122,9 @@ export class CoordMeterLocks implements MeterLocks {
   }
 
   /**
-   * `fn` for meters whose leases are ours. After it, a lease lingers for the meter's next
-   * turn here, unless the meter was kept long enough, the turn failed or the locks close:
-   * then it is given back now, with the stamp of its last turn that wrote.
+   * `fn` for meters whose leases are ours. After it, a lease is kept for the meter's next
+   * turn if one waits here, unless the meter was kept long enough, the turn failed or the
+   * locks close; every other is given back now, with the stamp of its last turn that wrote.
    */
   private async run(
     entries: readonly LockEntry[],
@@ -151,7 +152,8 @@ export class CoordMeterLocks implements MeterLocks {
         h.stamp = stamp
         out[l.index] = { seen: stamp }
       }
-      if (failed || this.closed || now - h.since >= this.maxHoldMs) release.push(id)
+      const next = entries[l.index]!.waiting
+      if (failed || this.closed || next == null || now - h.since >= this.maxHoldMs) release.push(id)
       else h.idle = true
     }
     if (release.length < locked.length) this.lingerThenRelease()
@@ -203,7 +205,7 @@ export class CoordMeterLocks implements MeterLocks {
     return go
   }
 
-  /** The lingering leases go back together once no turn here took them over. */
+  /** The leases kept for a next turn go back together if no turn took them over in time. */
   private lingerThenRelease(): void {
     if (this.lingerTimer) return
     this.lingerTimer = setTimeout(() => {

@@ -46,7 +46,7 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     // instance wrote since); the turns whose locks were taken together run as one batch.
     const held: (Turn | undefined)[] = new Array(batch.length)
     const outcomes = await locks.withLocks(
-      batch.map((e) => ({ meterId: e.actor.meterId, seen: e.actor.seen })),
+      batch.map((e) => e.actor),
       async (locked) => {
         const lockedTurns = locked.map(({ index, changed, untouched }) => {
           const e = batch[index]!

@@ -42,7 +42,9 @@ export interface Coord {
   /**
    * Many numbered leases in one call: per id the lease `lease:<space.lease><id>`, read
    * together with its companion value `<space.value><id>`. Per id: null when held by someone
-   * else, otherwise the companion's current value ('' when unset). Used for per-meter turns:
+   * else, otherwise the companion's current value ('' when unset). A lease newly taken (not
+   * one renewed) sets its companion to 'x' until `releaseMany` writes it: if the holder dies
+   * in between, the next one reads 'x', not the value from before. Used for per-meter turns:
    * one round trip for all meters of a request, the ids sent as one argument.
    */
   leaseMany(

@@ -113,9 +113,11 @@ export class MemoryCoord implements Coord {
   ): Promise<(string | null)[]> {
     const out: (string | null)[] = []
     for (const id of ids) {
-      if (await this.lease(space.lease + id, owner, ttlMs))
+      const held = this.live(`lease:${space.lease}${id}`)?.value === owner
+      if (await this.lease(space.lease + id, owner, ttlMs)) {
         out.push(this.live(space.value + id)?.value ?? '')
-      else {
+        if (!held) this.values.set(space.value + id, { value: 'x', expiresAt: Infinity })
+      } else {
         this.values.set(`want:${space.lease}${id}`, { value: '1', expiresAt: this.now() + 1000 })
         out.push(null)
       }

@@ -43,7 +43,9 @@ return 1`
 // (its prefix, length and buffer per key), ~0.5 µs as one string (scratch, 500 ids a call).
 // Standalone Redis (or a primary with replicas): the keys are not declared in KEYS, as a
 // Redis Cluster would need. Per id: false when held by another owner (who is told at its
-// release: `want:`), else the companion's value ('' when unset).
+// release: `want:`), else the companion's value ('' when unset). A lease newly taken marks
+// its companion 'x' until the release writes it: a holder that dies after writing leaves
+// 'x', which no reader takes for its own last value.
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
@@ -55,8 +57,11 @@ for id in string.gmatch(ARGV[6], '[^,]+') do
   if not taken and redis.call('GET', k) ~= owner then
     redis.call('SET', wp .. id, '1', 'PX', 1000)
     out[i] = false
+  elseif taken then
+    out[i] = redis.call('GET', vp .. id) or ''
+    redis.call('SET', vp .. id, 'x')
   else
-    if not taken then redis.call('PEXPIRE', k, ttl) end
+    redis.call('PEXPIRE', k, ttl)
     out[i] = redis.call('GET', vp .. id) or ''
   end
 end

@@ -134,20 +134,32 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
       'both taken, companions unset',
     )
     t.same(await f.peer.leaseMany(space, [1], 'y', 500), [null], 'held by x: refused to y')
-    t.same(await f.coord.leaseMany(space, [22], 'x', 500), [''], 'x renews its own')
+    t.same(await f.coord.leaseMany(space, [22], 'x', 500), ['x'], 'x renews its own, marked taken')
     t.same(await f.coord.releaseMany(space, [1], '7', 'x'), [1], 'y asked for 1 while x held it')
     t.same(await f.coord.releaseMany(space, [22], null, 'x'), [], 'nobody asked for 22')
     t.same(
       await f.peer.leaseMany(space, [1, 22, 333], 'y', 500),
-      ['7', '', ''],
-      'released; 1 companion set, 22 left',
+      ['7', 'x', ''],
+      'released: 1 with its value, 22 left as its taking marked it',
     )
     await f.coord.releaseMany(space, [1], '9', 'x')
+    await f.peer.releaseMany(space, [1], null, 'y')
     t.same(
-      await f.peer.leaseMany(space, [1], 'y', 500),
-      ['7'],
-      'a release by a non-holder changes nothing',
+      await f.coord.leaseMany(space, [1], 'x', 500),
+      ['x'],
+      "a release by a non-holder wrote nothing (y's mark is there)",
     )
+    const gone = { lease: fresh('lm-gone') + ':', value: fresh('lm-gone-v') + ':' }
+    await f.coord.leaseMany(gone, [1], 'x', 500)
+    await f.coord.releaseMany(gone, [1], '5', 'x')
+    t.same(await f.coord.leaseMany(gone, [1], 'x', 150), ['5'], 'taken again: its last value')
+    let after: (string | null)[] = []
+    await expire(
+      f,
+      150,
+      async () => (after = await f.peer.leaseMany(gone, [1], 'y', 150))[0] !== null,
+    )
+    t.same(after, ['x'], 'its holder gone without a release: the mark, not the value from before')
     t.equal(
       await f.coord.lease(`${space.lease}333`, 'x', 500),
       false,
