@@ -76,18 +76,31 @@ if (!fs.existsSync('/proc/self/task')) {
       const proc = await startProc({ DATA_DIR: dataDir, ENGINE_THREAD_NICE: value })
       try {
         const pid = proc.child.pid!
-        // The decoder workers name themselves once loaded; the next rescan finds them.
-        await sleep(1_500)
-        const threads: { tid: number; comm: string; nice: number }[] = []
-        for (const tid of fs.readdirSync(`/proc/${pid}/task`).map(Number))
-          try {
-            threads.push({ tid, comm: commOf(pid, tid), nice: os.getPriority(tid) })
-          } catch {
-            // ended meanwhile
-          }
         const nodeName = commOf(pid, pid)
-        const engine = threads.filter((x) => x.comm !== nodeName)
-        const own = threads.filter((x) => x.comm === nodeName)
+        const look = () => {
+          const threads: { tid: number; comm: string; nice: number }[] = []
+          for (const tid of fs.readdirSync(`/proc/${pid}/task`).map(Number))
+            try {
+              threads.push({ tid, comm: commOf(pid, tid), nice: os.getPriority(tid) })
+            } catch {
+              // ended meanwhile
+            }
+          return {
+            engine: threads.filter((x) => x.comm !== nodeName),
+            own: threads.filter((x) => x.comm === nodeName),
+          }
+        }
+        // The decoder workers name themselves once loaded; a rescan (every second) finds
+        // them. On a loaded machine that can take a few of them: wait up to 10 s.
+        await sleep(1_500)
+        let seen = look()
+        for (let i = 0; i < 34; i++) {
+          const decoders = seen.engine.filter((x) => x.comm === 'mf-decoder')
+          if (decoders.length && decoders.every((x) => x.nice === Number(value))) break
+          await sleep(250)
+          seen = look()
+        }
+        const { engine, own } = seen
         t.ok(
           engine.some((x) => x.comm === 'mf-decoder'),
           `a decoder worker among the ${engine.length} engine threads`,
