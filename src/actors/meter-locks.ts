@@ -8,7 +8,7 @@
 // When requests overlap on the same meters, the meter's next turn here is already waiting
 // as its turn ends: its lease is then kept for it, and that turn takes it over without
 // Redis (a safety timer, `lingerMs`, gives it back if it is not). Every other lease goes
-// back as the turn ends, as before. A meter is kept that way for at most `maxHoldMs` from
+// back right after the turn, together with those of the turns ending with it. A meter is kept that way for at most `maxHoldMs` from
 // the moment its lease was taken; if another instance asked for it in that time (Redis
 // tells at the release), turns here leave it alone for `yieldMs`, longer than the other's
 // next try, so it gets the meter rather than losing every race to this one.
@@ -40,6 +40,9 @@ export class CoordMeterLocks implements MeterLocks {
   private renewTimer: NodeJS.Timeout | null = null
   private renewing = false
   private lingerTimer: NodeJS.Timeout | null = null
+  /** Leases to give back with the next batch of releases (`releaseSoon`). */
+  private soon: number[] = []
+  private soonScheduled = false
   private closed = false
   /** Meters another instance asked for: not leased here again before the time given. */
   private readonly yielding = new Map<number, number>()
@@ -59,21 +62,24 @@ export class CoordMeterLocks implements MeterLocks {
   ): Promise<LockOutcome[]> {
     const out = new Array<LockOutcome>(entries.length)
     const started = Date.now()
-    // Leases lingering here after an earlier turn: taken over, nothing asked of Redis.
+    // Leases still held here after an earlier turn: taken over, nothing asked of Redis;
+    // one kept long enough goes back first and is asked for again.
     let locked: LockedMeter[] = []
     let pending: number[] = []
+    let later: number[] = []
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!
       const h = this.held.get(e.meterId)
-      if (!h?.idle) {
-        pending.push(i)
-        continue
+      if (!h?.idle) pending.push(i)
+      else if (started - h.since >= this.maxHoldMs) later.push(i)
+      else {
+        h.idle = false
+        locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false })
       }
-      h.idle = false
-      locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false })
     }
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const waiting: number[] = []
+      const waiting = later
+      later = []
       if (this.yielding.size) pending = this.notYielding(pending, entries, waiting)
       if (pending.length) {
         const ids = pending.map((i) => entries[i]!.meterId)
@@ -123,8 +129,8 @@ export class CoordMeterLocks implements MeterLocks {
 
   /**
    * `fn` for meters whose leases are ours. After it, a lease is kept for the meter's next
-   * turn if one waits here, unless the meter was kept long enough, the turn failed or the
-   * locks close; every other is given back now, with the stamp of its last turn that wrote.
+   * turn if one waits here, unless the meter was kept long enough; every other goes back
+   * with the stamp of its turn, at once if the turn failed or the locks close.
    */
   private async run(
     entries: readonly LockEntry[],
@@ -139,25 +145,45 @@ export class CoordMeterLocks implements MeterLocks {
       failed = true
       for (const l of locked) out[l.index] = { error }
     }
-    // A failed turn stored nothing (the actor reloads anyway): the stamp stays as it was.
     // The meters written together share a fresh stamp: each is told apart from every other
-    // write by it all the same (a random 47-bit value per batch).
+    // write by it all the same (a random 47-bit value per batch). A failed turn may have
+    // written some of its rows: it writes no stamp, and the 'x' its lease was taken with
+    // stays (every actor reads the meter again).
     const stamp = failed ? null : crypto.randomInt(1, 2 ** 47)
     const now = Date.now()
     const release: number[] = []
+    let keep = false
     for (const l of locked) {
       const id = entries[l.index]!.meterId
       const h = this.held.get(id)!
-      if (stamp !== null) {
-        h.stamp = stamp
-        out[l.index] = { seen: stamp }
+      h.stamp = stamp
+      if (stamp !== null) out[l.index] = { seen: stamp }
+      if (failed || this.closed) release.push(id)
+      else {
+        h.idle = true
+        if (entries[l.index]!.waiting != null && now - h.since < this.maxHoldMs) keep = true
+        else this.soon.push(id)
       }
-      const next = entries[l.index]!.waiting
-      if (failed || this.closed || next == null || now - h.since >= this.maxHoldMs) release.push(id)
-      else h.idle = true
     }
-    if (release.length < locked.length) this.lingerThenRelease()
+    if (keep) this.lingerThenRelease()
+    if (this.soon.length) this.releaseSoon()
     if (release.length) await this.release(release)
+  }
+
+  /**
+   * The leases not kept go back together once the turns ending now have: after them, not
+   * awaited by them (a holder that dies before leaves 'x'), and one call for many turns.
+   */
+  private releaseSoon(): void {
+    if (this.soonScheduled) return
+    this.soonScheduled = true
+    setImmediate(() => {
+      this.soonScheduled = false
+      // (one a next turn took over meanwhile is not idle: it goes when that turn ends)
+      const ids = this.soon.filter((id) => this.held.get(id)?.idle)
+      this.soon = []
+      if (ids.length) void this.release(ids)
+    })
   }
 
   /** Gives the leases of `ids` back, each with the stamp its last turn left (one call per stamp). */
