@@ -89,8 +89,6 @@ export interface ActorEnv {
 export interface LockEntry {
   readonly meterId: number
   readonly seen: number | null
-  /** Non-null while another turn of the meter waits here (MeterActor's own `waiting`). */
-  readonly waiting?: unknown
 }
 
 /** An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever. */

@@ -5,13 +5,13 @@
 // call each way, and the turns whose leases came back run as one batch (a turn per meter,
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
 // readings/s against 190,000 in-process).
-// When requests overlap on the same meters, the meter's next turn here is already waiting
-// as its turn ends: its lease is then kept for it, and that turn takes it over without
-// Redis (a safety timer, `lingerMs`, gives it back if it is not). Every other lease goes
-// back right after the turn, together with those of the turns ending with it. A meter is kept that way for at most `maxHoldMs` from
-// the moment its lease was taken; if another instance asked for it in that time (Redis
-// tells at the release), turns here leave it alone for `yieldMs`, longer than the other's
-// next try, so it gets the meter rather than losing every race to this one.
+// A lease outlives its turn by a few milliseconds (`lingerMs`): the meter's next turn here
+// takes it over without Redis, and the leases left go back together. That next turn is
+// there when requests overlap on the same meters, and when a client sends its next request
+// as soon as it is answered (a gateway or head-end pushing, a replay, an import). A meter
+// is kept that way for at most `maxHoldMs` from the moment its lease was taken; then it
+// goes back, and if another instance asked for it meanwhile, Redis gives it to that one
+// first (Coord.leaseMany), so a meter busy here is still had elsewhere in turn.
 // A turn may outlast the lease's TTL (a slow store, a long decode): every lease held is
 // renewed every third of the TTL, all of them in one script call, so another instance never
 // takes a meter while its turn still runs here.
@@ -40,12 +40,7 @@ export class CoordMeterLocks implements MeterLocks {
   private renewTimer: NodeJS.Timeout | null = null
   private renewing = false
   private lingerTimer: NodeJS.Timeout | null = null
-  /** Leases to give back with the next batch of releases (`releaseSoon`). */
-  private soon: number[] = []
-  private soonScheduled = false
   private closed = false
-  /** Meters another instance asked for: not leased here again before the time given. */
-  private readonly yielding = new Map<number, number>()
 
   constructor(
     private readonly coord: Coord,
@@ -53,7 +48,6 @@ export class CoordMeterLocks implements MeterLocks {
     private readonly waitMs = 30_000,
     private readonly lingerMs = 10,
     private readonly maxHoldMs = 100,
-    private readonly yieldMs = 100,
   ) {}
 
   async withLocks(
@@ -62,25 +56,21 @@ export class CoordMeterLocks implements MeterLocks {
   ): Promise<LockOutcome[]> {
     const out = new Array<LockOutcome>(entries.length)
     const started = Date.now()
-    // Leases still held here after an earlier turn: taken over, nothing asked of Redis;
-    // one kept long enough goes back first and is asked for again.
+    // Leases lingering here after an earlier turn: taken over, nothing asked of Redis.
     let locked: LockedMeter[] = []
     let pending: number[] = []
-    let later: number[] = []
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!
       const h = this.held.get(e.meterId)
-      if (!h?.idle) pending.push(i)
-      else if (started - h.since >= this.maxHoldMs) later.push(i)
-      else {
-        h.idle = false
-        locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false })
+      if (!h?.idle) {
+        pending.push(i)
+        continue
       }
+      h.idle = false
+      locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false })
     }
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const waiting = later
-      later = []
-      if (this.yielding.size) pending = this.notYielding(pending, entries, waiting)
+      const waiting: number[] = []
       if (pending.length) {
         const ids = pending.map((i) => entries[i]!.meterId)
         let stamps: (string | null)[]
@@ -128,9 +118,9 @@ export class CoordMeterLocks implements MeterLocks {
   }
 
   /**
-   * `fn` for meters whose leases are ours. After it, a lease is kept for the meter's next
-   * turn if one waits here, unless the meter was kept long enough; every other goes back
-   * with the stamp of its turn, at once if the turn failed or the locks close.
+   * `fn` for meters whose leases are ours. After it, a lease lingers for the meter's next
+   * turn here, unless the meter was kept long enough, the turn failed or the locks close:
+   * then it goes back now.
    */
   private async run(
     entries: readonly LockEntry[],
@@ -152,38 +142,18 @@ export class CoordMeterLocks implements MeterLocks {
     const stamp = failed ? null : crypto.randomInt(1, 2 ** 47)
     const now = Date.now()
     const release: number[] = []
-    let keep = false
     for (const l of locked) {
       const id = entries[l.index]!.meterId
       const h = this.held.get(id)!
       h.stamp = stamp
       if (stamp !== null) out[l.index] = { seen: stamp }
-      if (failed || this.closed) release.push(id)
-      else {
-        h.idle = true
-        if (entries[l.index]!.waiting != null && now - h.since < this.maxHoldMs) keep = true
-        else this.soon.push(id)
-      }
+      if (failed || this.closed || now - h.since >= this.maxHoldMs) release.push(id)
+      else h.idle = true
     }
-    if (keep) this.lingerThenRelease()
-    if (this.soon.length) this.releaseSoon()
-    if (release.length) await this.release(release)
-  }
-
-  /**
-   * The leases not kept go back together once the turns ending now have: after them, not
-   * awaited by them (a holder that dies before leaves 'x'), and one call for many turns.
-   */
-  private releaseSoon(): void {
-    if (this.soonScheduled) return
-    this.soonScheduled = true
-    setImmediate(() => {
-      this.soonScheduled = false
-      // (one a next turn took over meanwhile is not idle: it goes when that turn ends)
-      const ids = this.soon.filter((id) => this.held.get(id)?.idle)
-      this.soon = []
-      if (ids.length) void this.release(ids)
-    })
+    if (release.length < locked.length) this.lingerThenRelease()
+    // Sent now, so it reaches Redis before any next turn here asks for the same meters (one
+    // connection, in order); not awaited: a holder that dies before it lands leaves 'x'.
+    if (release.length) void this.release(release)
   }
 
   /** Gives the leases of `ids` back, each with the stamp its last turn left (one call per stamp). */
@@ -200,13 +170,6 @@ export class CoordMeterLocks implements MeterLocks {
       [...byStamp].map(([stamp, same]) =>
         this.coord
           .releaseMany(METERS, same, stamp === null ? null : String(stamp), this.owner)
-          .then((wanted) => {
-            const now = Date.now()
-            // (entries past their time are dropped when the meter is asked for again)
-            if (this.yielding.size > 10_000)
-              for (const [id, until] of this.yielding) if (until <= now) this.yielding.delete(id)
-            for (const id of wanted) this.yielding.set(id, now + this.yieldMs)
-          })
           // Redis unreachable: the lease lapses with its TTL and the stamp is not written,
           // so no actor anywhere trusts what it holds of the meter (it reloads).
           .catch(() => {}),
@@ -214,24 +177,7 @@ export class CoordMeterLocks implements MeterLocks {
     )
   }
 
-  /** `pending` without the meters yielded to another instance for now (those go to `waiting`). */
-  private notYielding(pending: number[], entries: readonly LockEntry[], waiting: number[]) {
-    const now = Date.now()
-    const go: number[] = []
-    for (const i of pending) {
-      const id = entries[i]!.meterId
-      const until = this.yielding.get(id)
-      if (until === undefined) go.push(i)
-      else if (until > now) waiting.push(i)
-      else {
-        this.yielding.delete(id)
-        go.push(i)
-      }
-    }
-    return go
-  }
-
-  /** The leases kept for a next turn go back together if no turn took them over in time. */
+  /** The lingering leases go back together once no turn here took them over. */
   private lingerThenRelease(): void {
     if (this.lingerTimer) return
     this.lingerTimer = setTimeout(() => {

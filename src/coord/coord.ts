@@ -42,10 +42,11 @@ export interface Coord {
   /**
    * Many numbered leases in one call: per id the lease `lease:<space.lease><id>`, read
    * together with its companion value `<space.value><id>`. Per id: null when held by someone
-   * else, otherwise the companion's current value ('' when unset). A lease newly taken (not
-   * one renewed) sets its companion to 'x' until `releaseMany` writes it: if the holder dies
-   * in between, the next one reads 'x', not the value from before. Used for per-meter turns:
-   * one round trip for all meters of a request, the ids sent as one argument.
+   * else, otherwise the companion's current value ('' when unset). An owner refused is next:
+   * once the lease is free, it is refused to others (for up to a second) until that owner
+   * takes it. A lease newly taken (not one renewed) sets its companion to 'x' until
+   * `releaseMany` writes it: if the holder dies in between, the next one reads 'x', not the
+   * value from before. Used for per-meter turns: one round trip for all meters of a request.
    */
   leaseMany(
     space: LeaseSpace,
@@ -53,17 +54,13 @@ export interface Coord {
     owner: string,
     ttlMs: number,
   ): Promise<(string | null)[]>
-  /**
-   * Releases the leases of `ids` held by `owner`, setting their companions to `set` first
-   * (null: leave them). Returns the ids someone else asked for (`leaseMany` refused them)
-   * since the last release: a holder that gives way to them does not take them straight back.
-   */
+  /** Releases the leases of `ids` held by `owner`, setting their companions to `set` first (null: leave them). */
   releaseMany(
     space: LeaseSpace,
     ids: readonly number[],
     set: string | null,
     owner: string,
-  ): Promise<number[]>
+  ): Promise<void>
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>
   /**

@@ -113,14 +113,20 @@ export class MemoryCoord implements Coord {
   ): Promise<(string | null)[]> {
     const out: (string | null)[] = []
     for (const id of ids) {
-      const held = this.live(`lease:${space.lease}${id}`)?.value === owner
-      if (await this.lease(space.lease + id, owner, ttlMs)) {
-        out.push(this.live(space.value + id)?.value ?? '')
-        if (!held) this.values.set(space.value + id, { value: 'x', expiresAt: Infinity })
-      } else {
-        this.values.set(`want:${space.lease}${id}`, { value: '1', expiresAt: this.now() + 1000 })
+      const lease = `lease:${space.lease}${id}`
+      const want = `want:${space.lease}${id}`
+      const w = this.live(want)?.value
+      const mine = this.live(lease)?.value === owner
+      if (!mine && ((w !== undefined && w !== owner) || this.live(lease))) {
+        if (w === undefined) this.values.set(want, { value: owner, expiresAt: this.now() + 1000 })
         out.push(null)
+        continue
       }
+      this.values.set(lease, { value: owner, expiresAt: this.now() + ttlMs })
+      out.push(this.live(space.value + id)?.value ?? '')
+      if (mine) continue
+      this.values.delete(want)
+      this.values.set(space.value + id, { value: 'x', expiresAt: Infinity })
     }
     return out
   }
@@ -130,19 +136,13 @@ export class MemoryCoord implements Coord {
     ids: readonly number[],
     set: string | null,
     owner: string,
-  ): Promise<number[]> {
-    const wanted: number[] = []
+  ): Promise<void> {
     for (const id of ids) {
       const lease = `lease:${space.lease}${id}`
-      if (this.live(lease)?.value === owner) {
-        if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
-        this.values.delete(lease)
-      }
-      const want = `want:${space.lease}${id}`
-      if (this.live(want)) wanted.push(id)
-      this.values.delete(want)
+      if (this.live(lease)?.value !== owner) continue
+      if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
+      this.values.delete(lease)
     }
-    return wanted
   }
 
   async claim(key: string, ttlMs: number): Promise<boolean> {

@@ -42,47 +42,47 @@ return 1`
 // sent: a key an argument each cost ioredis ~2.5 µs of the caller's CPU per meter and turn
 // (its prefix, length and buffer per key), ~0.5 µs as one string (scratch, 500 ids a call).
 // Standalone Redis (or a primary with replicas): the keys are not declared in KEYS, as a
-// Redis Cluster would need. Per id: false when held by another owner (who is told at its
-// release: `want:`), else the companion's value ('' when unset). A lease newly taken marks
-// its companion 'x' until the release writes it: a holder that dies after writing leaves
-// 'x', which no reader takes for its own last value.
+// Redis Cluster would need. Per id: false when held by another owner, else the companion's
+// value ('' when unset). A refused owner is remembered (`want:`, 1 s) and the lease, once
+// free, goes to it before anyone else: a holder that gives a busy meter back and asks again
+// at once does not win every time. A lease newly taken marks its companion 'x' until the
+// release writes it: a holder that dies after writing leaves 'x', which no reader takes for
+// its own last value.
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
 local out, i = {}, 0
 for id in string.gmatch(ARGV[6], '[^,]+') do
   i = i + 1
-  local k = lp .. id
-  local taken = redis.call('SET', k, owner, 'NX', 'PX', ttl)
-  if not taken and redis.call('GET', k) ~= owner then
-    redis.call('SET', wp .. id, '1', 'PX', 1000)
-    out[i] = false
-  elseif taken then
-    out[i] = redis.call('GET', vp .. id) or ''
-    redis.call('SET', vp .. id, 'x')
-  else
+  local k, wk = lp .. id, wp .. id
+  local w = redis.call('GET', wk)
+  local mine = redis.call('GET', k) == owner
+  if mine then
     redis.call('PEXPIRE', k, ttl)
     out[i] = redis.call('GET', vp .. id) or ''
+  elseif (w and w ~= owner) or not redis.call('SET', k, owner, 'NX', 'PX', ttl) then
+    redis.call('SET', wk, owner, 'NX', 'PX', 1000)
+    out[i] = false
+  else
+    if w then redis.call('DEL', wk) end
+    out[i] = redis.call('GET', vp .. id) or ''
+    redis.call('SET', vp .. id, 'x')
   end
 end
 return out`
 
 // ARGV as LEASE_MANY's, the ttl's place taken by the companions' new value ('' = leave).
-// Returns the positions of the ids another owner asked for while they were held.
 const RELEASE_MANY = `
 local p, owner, set = ARGV[1], ARGV[4], ARGV[5]
-local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
-local wanted, i = {}, 0
+local lp, vp = p .. 'lease:' .. ARGV[2], p .. ARGV[3]
 for id in string.gmatch(ARGV[6], '[^,]+') do
-  i = i + 1
   local k = lp .. id
   if redis.call('GET', k) == owner then
     if set ~= '' then redis.call('SET', vp .. id, set) end
     redis.call('DEL', k)
   end
-  if redis.call('DEL', wp .. id) == 1 then wanted[#wanted + 1] = i - 1 end
 end
-return wanted`
+return 1`
 
 // KEYS = the keys to claim; ARGV = ttl, then a value per key. Per key: false when this call
 // set it, else the value it holds.
@@ -115,7 +115,7 @@ type Scripted = Redis & {
   mfRelease(key: string, owner: string): Promise<number>
   mfGiveBack(key: string, by: number): Promise<number>
   mfLeaseMany(...args: (string | number)[]): Promise<(string | null)[]>
-  mfReleaseMany(...args: (string | number)[]): Promise<number[]>
+  mfReleaseMany(...args: (string | number)[]): Promise<number>
   mfClaimValues(...args: (string | number)[]): Promise<(string | null)[]>
   mfReleaseValues(...args: (string | number)[]): Promise<number>
 }
@@ -252,10 +252,10 @@ export class RedisCoord implements Coord {
     ids: readonly number[],
     set: string | null,
     owner: string,
-  ): Promise<number[]> {
-    if (ids.length === 0) return Promise.resolve([])
+  ): Promise<void> {
+    if (ids.length === 0) return Promise.resolve()
     return this.run(async () => {
-      const wanted = await this.redis.mfReleaseMany(
+      await this.redis.mfReleaseMany(
         this.prefix,
         space.lease,
         space.value,
@@ -263,7 +263,6 @@ export class RedisCoord implements Coord {
         set ?? '',
         ids.join(','),
       )
-      return wanted.map((i) => ids[Number(i)]!)
     })
   }
 

@@ -123,8 +123,7 @@ if (!redisAvailable()) {
       coord.leaseMany = (...args) => (calls++, leaseMany(...args))
       t.teardown(() => void (coord.leaseMany = leaseMany))
       const c = new CoordMeterLocks(coord, 30_000, 10_000, 50, 1_000)
-      // `waiting`: the meter's next turn is queued here when this one ends
-      const [o1] = await c.withLocks([{ meterId: 300, seen: null, waiting: [] }], async () => {})
+      const [o1] = await c.withLocks([{ meterId: 300, seen: null }], async () => {})
       const [o2] = await c.withLocks([{ meterId: 300, seen: seenOf(o1) }], async (l) => {
         t.same(
           l.map((x) => x.changed),
@@ -145,18 +144,11 @@ if (!redisAvailable()) {
     },
   )
 
-  t.test('with no next turn waiting here, the lease goes back as the turn ends', async (t) => {
-    const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 60_000, 60_000)
-    const [o] = await c.withLocks([{ meterId: 304, seen: null }], async () => {})
-    const ms = await unchangedFor(t, b, 304, seenOf(o), 'the stamp written')
-    t.ok(ms < 1_000, 'another instance did not wait for the linger')
-  })
-
   t.test(
     'a failed turn on a lease taken over gives it back at once, the meter marked changed',
     async (t) => {
       const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 10_000, 60_000)
-      const [o1] = await c.withLocks([{ meterId: 303, seen: null, waiting: [] }], async () => {})
+      const [o1] = await c.withLocks([{ meterId: 303, seen: null }], async () => {})
       const [failed] = await c.withLocks([{ meterId: 303, seen: seenOf(o1) }], async () => {
         throw new Error('boom')
       })
@@ -179,7 +171,7 @@ if (!redisAvailable()) {
       const busyUntil = Date.now() + 1_500
       const busy = (async () => {
         while (!stop && Date.now() < busyUntil) {
-          const [o] = await c.withLocks([{ meterId: 301, seen, waiting: [] }], () => sleep(5))
+          const [o] = await c.withLocks([{ meterId: 301, seen }], () => sleep(5))
           seen = 'seen' in o! ? o.seen : null
         }
       })()
@@ -198,7 +190,7 @@ if (!redisAvailable()) {
 
   t.test('close gives back the lingering leases at once', async (t) => {
     const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 60_000, 60_000)
-    await c.withLocks([{ meterId: 302, seen: null, waiting: [] }], async () => {})
+    await c.withLocks([{ meterId: 302, seen: null }], async () => {})
     await c.close()
     const from = Date.now()
     const [got] = await b.withLocks([{ meterId: 302, seen: null }], async () => {})
