@@ -113,16 +113,16 @@ export class MemoryCoord implements Coord {
   ): Promise<(string | null)[]> {
     const out: (string | null)[] = []
     for (const id of ids) {
-      const lease = `lease:${space.lease}${id}`
       const want = `want:${space.lease}${id}`
       const w = this.live(want)?.value
-      const mine = this.live(lease)?.value === owner
-      if (!mine && ((w !== undefined && w !== owner) || this.live(lease))) {
+      const mine = this.live(`lease:${space.lease}${id}`)?.value === owner
+      // A free lease goes to the owner refused first.
+      const waitedFor = !mine && w !== undefined && w !== owner
+      if (waitedFor || !(await this.lease(space.lease + id, owner, ttlMs))) {
         if (w === undefined) this.values.set(want, { value: owner, expiresAt: this.now() + 1000 })
         out.push(null)
         continue
       }
-      this.values.set(lease, { value: owner, expiresAt: this.now() + ttlMs })
       out.push(this.live(space.value + id)?.value ?? '')
       if (mine) continue
       this.values.delete(want)

@@ -513,6 +513,9 @@ async function decodeTelegrams(
     await giveUpClaims(check?.coord, jobs)
     throw err
   }
+  // Encrypted telegrams are checked for repeats once decrypted, by the decoder's fingerprint.
+  const decrypted: PreparedItem[] = []
+  const fingerprints: number[] = []
   jobs.forEach((it, j) => {
     const o = outcomes[j]!
     if (o.status === 'ok') {
@@ -521,6 +524,10 @@ async function decodeTelegrams(
       it.statuses = o.statuses
       // {"telegram":hex,"decoded":{link,records}} as a TabSeparated field, built by the worker
       it.rawPayload = o.rawTsvBytes ?? tsvText(o.rawPayload)
+      if (check && it.telegram!.fingerprint === null) {
+        decrypted.push(it)
+        fingerprints.push(o.fingerprint)
+      }
     } else if (o.status === 'invalid') {
       // inspectTelegram passed, so the frame is well formed; the decoder found more.
       it.rejection = { status: 'rejected_undecodable', reason: o.reason }
@@ -535,17 +542,7 @@ async function decodeTelegrams(
       plain.filter((it) => it.rejection),
     )
   }
-  if (!check) return
-  const decrypted: PreparedItem[] = []
-  const fingerprints: number[] = []
-  jobs.forEach((it, j) => {
-    const o = outcomes[j]!
-    if (o.status === 'ok' && it.telegram!.fingerprint === null) {
-      decrypted.push(it)
-      fingerprints.push(o.fingerprint)
-    }
-  })
-  if (decrypted.length) await markRepeats(check, ws, decrypted, fingerprints)
+  if (check && decrypted.length) await markRepeats(check, ws, decrypted, fingerprints)
 }
 
 interface RepeatCheck {
