@@ -105,6 +105,16 @@ t.test('ELL AES-CTR with its key is stored', async (t) => {
   t.equal(r.body.results[0].status, 'duplicate', r.text)
 })
 
+t.test('an encrypted telegram heard again is a repeat once decrypted', async (t) => {
+  // The ELL meter has its key now (test above). Its inspection gives no fingerprint (the
+  // bytes are ciphertext): the repeat check runs on the decoder's, after decryption.
+  const again = await report([
+    { ...tg(ell.telegram, 0), recorded_at: new Date(Date.parse(at(0)) + 20_000).toISOString() },
+  ])
+  t.equal(again.body.results[0].status, 'duplicate', again.text)
+  t.match(again.body.results[0].reason, /repeat of the same telegram/)
+})
+
 t.test('a wrong key: rejected_undecodable with a reason', async (t) => {
   await report([tg(wrong.telegram, 0)])
   const m = (await s.app.parts.meters.byIdentifier(workspaceId, wrong.id))!
