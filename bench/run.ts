@@ -18,6 +18,7 @@ import { telegram } from './scenarios/telegram.js'
 import { webhook } from './scenarios/webhook.js'
 import { decode, queries } from './scenarios/external.js'
 import { fleet, gateway, naive, provision, shared } from './scenarios/deployment.js'
+import { scaleout } from './scenarios/scaleout.js'
 
 // Run order: ceilings the ingest scenarios compare with come first, except the storage
 // ceiling, which is measured after ingest at the insert sizes the writer produced.
@@ -32,6 +33,7 @@ const SCENARIOS: Record<string, (ctx: Ctx) => Promise<ScenarioResult>> = {
   shared,
   provision,
   fleet,
+  scaleout,
   query: queries,
   decode,
 }

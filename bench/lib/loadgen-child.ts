@@ -29,6 +29,11 @@ export interface LoadConfig {
   laneBase?: number
   /** close a connection after this many requests and reconnect from the next 127.x address */
   rotateAfter?: number
+  /**
+   * Closed mode: several servers (instances of one deployment) instead of `host`/`port`;
+   * connection c talks to `targets[c % targets.length]` for the whole run.
+   */
+  targets?: { host: string; port: number }[]
 }
 
 export interface LoadResult {
@@ -153,7 +158,12 @@ export async function runLoad(cfg: LoadConfig, signal: (m: string) => void): Pro
     return make(laneBase + lane, seq)
   }
   const rotate = cfg.rotateAfter !== undefined
-  const open = () => new Conn(cfg.host, cfg.port, rotate ? nextLocalAddress() : undefined)
+  const targets = cfg.targets?.length ? cfg.targets : [{ host: cfg.host, port: cfg.port }]
+  if (cfg.mode === 'open' && targets.length > 1) throw new Error('targets: closed mode only')
+  const open = (c = 0) => {
+    const t = targets[c % targets.length]!
+    return new Conn(t.host, t.port, rotate ? nextLocalAddress() : undefined)
+  }
 
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
@@ -189,7 +199,7 @@ export async function runLoad(cfg: LoadConfig, signal: (m: string) => void): Pro
     for (let c = 0; c < cfg.connections; c++) {
       loops.push(
         (async () => {
-          let conn = open()
+          let conn = open(c)
           while (!ended) {
             const body = nextBody(c)
             const head = headBase + `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`
@@ -203,7 +213,7 @@ export async function runLoad(cfg: LoadConfig, signal: (m: string) => void): Pro
             if (conn.broken || (rotate && conn.served >= cfg.rotateAfter!)) {
               conn.close()
               if (conn.broken && !ended) await new Promise((r) => setTimeout(r, 50))
-              conn = open()
+              conn = open(c)
             }
           }
           conn.close()

@@ -16,6 +16,8 @@ export interface ServerOptions {
   name: string
   redisUrl?: string
   clickhouseUrl?: string
+  /** The database on `clickhouseUrl` to use (instances of one deployment share it); else a fresh one. */
+  clickhouseDatabase?: string
   profile?: boolean
   env?: Record<string, string>
 }
@@ -94,12 +96,14 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
     ...o.env,
   }
   delete env.REDIS_URL
-  delete env.ADMIN_TOKEN
   delete env.CLICKHOUSE_URL
+  // The caller's own (instances of one deployment share one), never the bench's environment's.
+  if (o.env?.ADMIN_TOKEN) env.ADMIN_TOKEN = o.env.ADMIN_TOKEN
+  else delete env.ADMIN_TOKEN
   if (o.redisUrl) env.REDIS_URL = o.redisUrl
   // A database of its own per run, as DATA_DIR is for chDB.
   if (o.clickhouseUrl)
-    env.CLICKHOUSE_URL = `${o.clickhouseUrl}/bench_${o.name.replace(/\W/g, '_')}_${Date.now()}`
+    env.CLICKHOUSE_URL = `${o.clickhouseUrl}/${o.clickhouseDatabase ?? `bench_${o.name.replace(/\W/g, '_')}_${Date.now()}`}`
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   let stopping = false
@@ -136,7 +140,8 @@ export async function startServer(o: ServerOptions): Promise<BenchServer> {
       )
   })
   const url = `http://${host}:${port}`
-  const adminToken = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()
+  const adminToken =
+    o.env?.ADMIN_TOKEN ?? fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()
   const call = async (method: string, p: string, token: string, body?: unknown) => {
     const r = await fetch(url + p, {
       method,

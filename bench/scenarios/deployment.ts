@@ -19,6 +19,7 @@ import { fleetMeter, genericMeter, sharedMeter } from '../lib/bodies.js'
 import { startChildServer } from '../lib/child-server.js'
 import { drainAfterRow, eventSink } from '../lib/event-sink.js'
 import type { Ctx } from '../lib/context.js'
+import type { BenchServer } from '../lib/server.js'
 import { LoadGen, type LoadConfig } from '../lib/loadgen.js'
 import { cpuMs, peakRssMiB, threadCpuMs } from '../lib/proc.js'
 import { fromLoad, round, withRatio, type Row, type ScenarioResult } from '../lib/report.js'
@@ -33,7 +34,7 @@ const PROVISION_BATCH = 500
 const FLEET_METERS = 5_000
 
 /** The body of each profile; `start` keeps every run's readings new. */
-const PROFILES: Record<string, (start: number, tag: string) => BodySpec> = {
+export const PROFILES: Record<string, (start: number, tag: string) => BodySpec> = {
   'gateway 500': (start) => ({
     kind: 'generic',
     batch: 500,
@@ -89,7 +90,13 @@ const PROFILES: Record<string, (start: number, tag: string) => BodySpec> = {
 
 const load1 = () => round(os.loadavg()[0]!, 2)
 
-function closed(host: string, port: number, token: string, ctx: Ctx, body: BodySpec): LoadConfig {
+export function closed(
+  host: string,
+  port: number,
+  token: string,
+  ctx: Ctx,
+  body: BodySpec,
+): LoadConfig {
   return {
     host,
     port,
@@ -152,7 +159,18 @@ async function provisionPass(
   names: string[][],
 ): Promise<{ meters: number; ms: number }> {
   const t0 = performance.now()
-  const at = new Date(env.nextStart()).toISOString()
+  await provisionMeters(env.server, env.token, env.nextStart(), names)
+  return { meters: names.reduce((n, l) => n + l.length, 0), ms: performance.now() - t0 }
+}
+
+/** A request per list of meter names, one reading each at `atMs`, all at once. */
+export async function provisionMeters(
+  server: BenchServer,
+  token: string,
+  atMs: number,
+  names: string[][],
+): Promise<void> {
+  const at = new Date(atMs).toISOString()
   await Promise.all(
     names.map(async (list) => {
       const readings = list.map((meter) => ({
@@ -162,12 +180,11 @@ async function provisionPass(
         unit: 'kwh',
         recorded_at: at,
       }))
-      const r = await env.server.call('POST', '/api/v1/reportData', env.token, { readings })
+      const r = await server.call('POST', '/api/v1/reportData', token, { readings })
       if (r.status !== 201)
         throw new Error(`provisioning → ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`)
     }),
   )
-  return { meters: names.reduce((n, l) => n + l.length, 0), ms: performance.now() - t0 }
 }
 
 async function run(
@@ -198,7 +215,7 @@ async function run(
  * that row's window ends and would otherwise be charged to the next row (an open-loop row
  * after a closed-loop one paid for its merges). Returns how long it took (a row's `settleMs`).
  */
-async function quiesce(pid: number): Promise<number> {
+export async function quiesce(pid: number): Promise<number> {
   const t0 = performance.now()
   let quiet = 0
   let last = cpuMs(pid)

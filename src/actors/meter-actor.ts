@@ -14,7 +14,7 @@ import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
-import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
+import type { HistoryLoader, MeterChanges, MeterHistory, ReadingKey } from '../store/history.js'
 import {
   rowHeads,
   rowOutOf,
@@ -88,18 +88,23 @@ export interface ActorEnv {
 /** A meter whose turn is to run under its lock, and the stamp its actor last saw. */
 export interface LockEntry {
   readonly meterId: number
-  readonly seen: number | null
+  readonly seen: string | null
 }
 
-/** An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever. */
+/**
+ * An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever;
+ * and, where it did, the row version from which on its rows are all the actor misses (null:
+ * the actor reloads).
+ */
 export interface LockedMeter {
   index: number
   changed: boolean
   untouched: boolean
+  since: number | null
 }
 
 /** Per entry: the stamp its actor sees now, or why its turn did not run (or failed). */
-export type LockOutcome = { seen: number | null } | { error: unknown }
+export type LockOutcome = { seen: string | null } | { error: unknown }
 
 export interface MeterLocks {
   /**
@@ -186,7 +191,7 @@ export class MeterActor {
   /** Created here, unused by any actor before, and no turn has begun yet: nothing is stored. */
   fresh: boolean
   /** Change counter seen last under the meter's lock (cluster). */
-  seen: number | null = null
+  seen: string | null = null
   /** Per kind: the window holds every stored reading with recorded_at after this. */
   private completeAfterC = Infinity
   private completeAfterS = Infinity
@@ -340,6 +345,54 @@ export class MeterActor {
   /** Drops everything cached; the next turn reloads from the store. */
   reset(): void {
     this.timeline = null
+    this.behindSince = null
+  }
+
+  /** Set by `behind`: the next turn first reads what other instances wrote since this version. */
+  private behindSince: number | null = null
+
+  /**
+   * Other instances wrote rows of this meter since this actor's last turn, every one of them
+   * versioned above `since` (meter-locks.ts): the next turn reads those rows into the window
+   * (`catchUp`) instead of reloading it. False where there is no window to bring up to date.
+   */
+  behind(since: number): boolean {
+    if (!this.timeline) return false
+    this.behindSince = since
+    return true
+  }
+
+  /**
+   * Phase 0 for an actor that is `behind`: the rows other instances wrote since, into the
+   * window with their stored flags (new readings, and neighbours they re-versioned), and the
+   * meter's latest status. Null when there is nothing to catch up on.
+   */
+  catchUp(turn: Turn): Promise<void> | null {
+    const since = this.behindSince
+    if (since === null) return null
+    this.behindSince = null
+    const { workspace_id: ws, id } = this.meter
+    // Rows at or before completeAfter are not the window's to hold: not read.
+    const after = Math.min(this.completeAfterC, this.completeAfterS)
+    return this.env.history.changes(ws, id, since, after).then((c) => this.apply(turn.tl!, c))
+  }
+
+  private apply(tl: MeterTimeline, c: MeterChanges): void {
+    for (const r of c.rows) {
+      if (r.kind === 'saldo') {
+        if (r.recordedAt > this.latestS) this.latestS = r.recordedAt
+      } else if (r.recordedAt > this.latestC) this.latestC = r.recordedAt
+      // Before the window's complete part (the other kind's may start earlier): not held,
+      // and the window no longer vouches for every valid reading there.
+      if (!(r.recordedAt > this.completeAfter(r.kind))) {
+        this.setValidComplete(r.kind, false)
+        continue
+      }
+      tl.refresh(r)
+    }
+    this.status = c.status
+      ? { statuses: c.status.statuses, reportedAt: Date.parse(c.status.reported_at) }
+      : null
   }
 
   /**

@@ -1,6 +1,15 @@
 // Per-meter ordering across instances sharing Redis: a meter's turn runs under a lease,
-// and every turn that writes leaves a fresh random stamp. An actor whose last stamp is not
-// the current one (another instance wrote, or Redis lost its keys) reloads from ClickHouse.
+// and every turn leaves a fresh stamp: a row version above every row it wrote (the
+// store's version clock, `StampClock`) and the epoch of the shared clock below. The
+// releases raise a clock all instances share (`meter-clock` in Redis) to their stamps, and
+// every instance that takes leases moves its version clock past that clock: so every row
+// written after a stamp, by any instance, has a higher version than the stamp. An actor
+// whose last stamp is not the current one therefore catches up on the rows versioned after
+// its own (`LockedMeter.since`, MeterActor.catchUp): a meter changing instances costs what
+// the other one wrote, not a reload of its window (which, with two instances taking turns
+// on the same meters, was all their ingest did). Where the stamp says less (a holder died
+// or failed mid-turn and left 'x', Redis lost its keys and the clock started a new epoch, a
+// stamp of an older release) the actor reloads from ClickHouse.
 // The meters of a batch of turns take and give back their leases together, one script
 // call each way, and the turns whose leases came back run as one batch (a turn per meter,
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
@@ -18,17 +27,71 @@
 import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
-import type { Coord, LeaseSpace } from '../coord/coord.js'
+import type { Coord, LeaseBatch, LeaseSpace } from '../coord/coord.js'
 
 /** Lease `lease:meter:<id>`, stamp `mstamp:<id>` (the key names every instance agrees on). */
-const METERS: LeaseSpace = { lease: 'meter:', value: 'mstamp:' }
+const METERS: LeaseSpace = { lease: 'meter:', value: 'mstamp:', clock: 'meter-clock' }
+
+/**
+ * Where stamps come from: the store's row versions (Store: µs since the epoch, monotonic
+ * here, moved past versions seen elsewhere by `observeVersion`).
+ */
+export interface StampClock {
+  version(): number
+  observeVersion(v: number): void
+}
+
+/** A stamp as written: `<version>@<epoch of the shared clock>`. */
+const stampOf = (version: number, epoch: string) => `${version}@${epoch}`
+
+/** A stamp's version and epoch; null for 'x', '' and the plain numbers of older releases. */
+function parseStamp(stamp: string): { version: number; epoch: string } | null {
+  const at = stamp.indexOf('@')
+  if (at <= 0) return null
+  const version = Number(stamp.slice(0, at))
+  return Number.isSafeInteger(version) ? { version, epoch: stamp.slice(at + 1) } : null
+}
+
+/**
+ * The version to catch up from, where `seen` and `stamp` are of one epoch of the shared
+ * clock and `stamp` came after `seen`: every row versioned above `seen` was written since.
+ */
+export function catchUpFrom(seen: string | null, stamp: string): number | null {
+  if (seen === null) return null
+  const a = parseStamp(seen)
+  const b = parseStamp(stamp)
+  return a && b && a.epoch === b.epoch && b.version > a.version ? a.version : null
+}
+
+/** A monotonic µs clock of this process: stamps without a store (the lease tests). */
+function localClock(): StampClock {
+  let last = 0
+  return {
+    version: () => (last = Math.max(Date.now() * 1000, last + 1)),
+    observeVersion: (v) => void (last = Math.max(last, v)),
+  }
+}
+
+export interface MeterLockOptions {
+  ttlMs?: number
+  /** How long a turn waits for meters another instance holds before it fails (503). */
+  waitMs?: number
+  /** How long a lease outlives its turn for the meter's next turn here. */
+  lingerMs?: number
+  /** How long a meter is kept here at most from when its lease was taken. */
+  maxHoldMs?: number
+  /** Must be the store's version clock wherever actors catch up on stamps (build.ts). */
+  clock?: StampClock
+}
 
 /** A lease this instance holds. */
 interface Hold {
   /** When it was taken from Redis. */
   since: number
   /** The stamp of the last turn that wrote, not yet in Redis (written when the lease goes). */
-  stamp: number | null
+  stamp: string | null
+  /** The shared clock's epoch when the lease was taken (its stamps carry it). */
+  epoch: string
   /** No turn runs on it: the next one here may take it over. */
   idle: boolean
 }
@@ -42,13 +105,22 @@ export class CoordMeterLocks implements MeterLocks {
   private lingerTimer: NodeJS.Timeout | null = null
   private closed = false
 
+  private readonly ttlMs: number
+  private readonly waitMs: number
+  private readonly lingerMs: number
+  private readonly maxHoldMs: number
+  private readonly clock: StampClock
+
   constructor(
     private readonly coord: Coord,
-    private readonly ttlMs = 30_000,
-    private readonly waitMs = 30_000,
-    private readonly lingerMs = 10,
-    private readonly maxHoldMs = 100,
-  ) {}
+    o: MeterLockOptions = {},
+  ) {
+    this.ttlMs = o.ttlMs ?? 30_000
+    this.waitMs = o.waitMs ?? 30_000
+    this.lingerMs = o.lingerMs ?? 10
+    this.maxHoldMs = o.maxHoldMs ?? 100
+    this.clock = o.clock ?? localClock()
+  }
 
   async withLocks(
     entries: readonly LockEntry[],
@@ -67,15 +139,16 @@ export class CoordMeterLocks implements MeterLocks {
         continue
       }
       h.idle = false
-      locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false })
+      // Its last turn here wrote the stamp this actor saw, unless the actor is a new one.
+      locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false, since: null })
     }
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
       const waiting: number[] = []
       if (pending.length) {
         const ids = pending.map((i) => entries[i]!.meterId)
-        let stamps: (string | null)[]
+        let batch: LeaseBatch
         try {
-          stamps = await this.coord.leaseMany(METERS, ids, this.owner, this.ttlMs)
+          batch = await this.coord.leaseMany(METERS, ids, this.owner, this.ttlMs)
         } catch (error) {
           for (const i of pending) out[i] = { error }
           // The leases taken over stay held; their stamps are written when they go.
@@ -87,13 +160,17 @@ export class CoordMeterLocks implements MeterLocks {
           return out
         }
         const now = Date.now()
+        // Rows written from here on come after every stamp released so far, anywhere.
+        const epoch = batch.clock?.epoch ?? ''
+        if (batch.clock) this.clock.observeVersion(batch.clock.max)
         pending.forEach((i, k) => {
-          const stamp = stamps[k] ?? null
+          const stamp = batch.values[k] ?? null
           if (stamp === null) return void waiting.push(i)
           const seen = entries[i]!.seen
-          const changed = stamp === '' || seen === null || Number(stamp) !== seen
-          this.held.set(entries[i]!.meterId, { since: now, stamp: null, idle: false })
-          locked.push({ index: i, changed, untouched: stamp === '' })
+          const changed = stamp === '' || seen !== stamp
+          const since = changed ? catchUpFrom(seen, stamp) : null
+          this.held.set(entries[i]!.meterId, { since: now, stamp: null, epoch, idle: false })
+          locked.push({ index: i, changed, untouched: stamp === '', since })
         })
       }
       if (locked.length) {
@@ -135,18 +212,17 @@ export class CoordMeterLocks implements MeterLocks {
       failed = true
       for (const l of locked) out[l.index] = { error }
     }
-    // The meters written together share a fresh stamp: each is told apart from every other
-    // write by it all the same (a random 47-bit value per batch). A failed turn may have
-    // written some of its rows: it writes no stamp, and the 'x' its lease was taken with
-    // stays (every actor reads the meter again).
-    const stamp = failed ? null : crypto.randomInt(1, 2 ** 47)
+    // The meters written together share a fresh version: above every row the batch wrote,
+    // and unique here. A failed turn may have written some of its rows: it writes no stamp,
+    // and the 'x' its lease was taken with stays (every actor reads the meter again).
+    const version = failed ? null : this.clock.version()
     const now = Date.now()
     const release: number[] = []
     for (const l of locked) {
       const id = entries[l.index]!.meterId
       const h = this.held.get(id)!
-      h.stamp = stamp
-      if (stamp !== null) out[l.index] = { seen: stamp }
+      h.stamp = version === null ? null : stampOf(version, h.epoch)
+      if (h.stamp !== null) out[l.index] = { seen: h.stamp }
       if (failed || this.closed || now - h.since >= this.maxHoldMs) release.push(id)
       else h.idle = true
     }
@@ -156,9 +232,14 @@ export class CoordMeterLocks implements MeterLocks {
     if (release.length) void this.release(release)
   }
 
-  /** Gives the leases of `ids` back, each with the stamp its last turn left (one call per stamp). */
+  /**
+   * Gives the leases of `ids` back, each with the stamp its last turn left (one call per
+   * stamp), and raises the shared clock past every row written here so far (a failed turn's
+   * rows too, though they leave no stamp).
+   */
   private async release(ids: number[]): Promise<void> {
-    const byStamp = new Map<number | null, number[]>()
+    const raise = this.clock.version()
+    const byStamp = new Map<string | null, number[]>()
     for (const id of ids) {
       const stamp = this.held.get(id)?.stamp ?? null
       this.held.delete(id)
@@ -169,7 +250,7 @@ export class CoordMeterLocks implements MeterLocks {
     await Promise.all(
       [...byStamp].map(([stamp, same]) =>
         this.coord
-          .releaseMany(METERS, same, stamp === null ? null : String(stamp), this.owner)
+          .releaseMany(METERS, same, stamp, this.owner, raise)
           // Redis unreachable: the lease lapses with its TTL and the stamp is not written,
           // so no actor anywhere trusts what it holds of the meter (it reloads).
           .catch(() => {}),

@@ -98,6 +98,25 @@ export class MeterTimeline {
     }
   }
 
+  /**
+   * A stored reading another instance wrote or re-versioned (MeterActor.catchUp): added, or
+   * where held, its stored flags replace the held ones (a reading's validity never changes
+   * between versions: only its neighbour flags are re-versioned).
+   */
+  refresh(r: TimelineReading): void {
+    if (!isValid(r)) {
+      const held = this.invalid(r.kind)?.byTime.get(r.recordedAt)
+      if (held) held.flags = [...r.flags]
+      else this.addInvalid(r.kind, r.recordedAt, copy(r))
+      return
+    }
+    const arr = this.valid[r.kind]
+    const i = arr.indexOf(r.recordedAt)
+    const flags = r.flags.length ? [...r.flags] : NO_FLAGS
+    if (i >= 0) arr.setFlags(i, flags)
+    else arr.insert(arr.lowerBound(r.recordedAt), r.recordedAt, r.canonicalValue as number, flags)
+  }
+
   private invalid(kind: Kind): InvalidReadings | null {
     return kind === 'saldo' ? this.invalidS : this.invalidC
   }

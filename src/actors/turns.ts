@@ -48,11 +48,17 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     const outcomes = await locks.withLocks(
       batch.map((e) => e.actor),
       async (locked) => {
-        const lockedTurns = locked.map(({ index, changed, untouched }) => {
+        const lockedTurns = locked.map(({ index, changed, untouched, since }) => {
           const e = batch[index]!
           // A meter this instance has just created, with no turn ended anywhere, has no
-          // history to load: its empty window is complete (as without locks).
-          if (changed && !(untouched && e.actor.fresh)) e.actor.reset()
+          // history to load: its empty window is complete (as without locks). One whose
+          // window misses only what other instances wrote since a version catches up.
+          if (
+            changed &&
+            !(untouched && e.actor.fresh) &&
+            !(since !== null && e.actor.behind(since))
+          )
+            e.actor.reset()
           return (held[index] = begin(e))
         })
         await phases(env, lockedTurns)
@@ -123,7 +129,7 @@ async function stepAsync(turns: Turn[], fn: (t: Turn) => Promise<void> | null): 
 
 async function phases(env: ActorEnv, turns: Turn[]): Promise<void> {
   const h = env.history
-  await stepAsync(turns, (t) => (t.tl ? null : t.actor.hydrate(t)))
+  await stepAsync(turns, (t) => (t.tl ? t.actor.catchUp(t) : t.actor.hydrate(t)))
   step(turns, (t) => t.actor.dedupe(t))
   await stepAsync(turns, (t) =>
     t.ask

@@ -15,6 +15,32 @@ export interface TakeResult {
 export interface LeaseSpace {
   lease: string
   value: string
+  /**
+   * The name of a clock the space's holders share, if any: `leaseMany` reads it and
+   * `releaseMany` raises it. It starts in a new epoch whenever it is read and missing (first
+   * use, or the store lost its keys), so a reader can tell that it started over.
+   */
+  clock?: string
+}
+
+/** A shared clock as `leaseMany` read it: its epoch and the highest number it was raised to. */
+export interface LeaseClock {
+  epoch: string
+  max: number
+}
+
+/** A clock's stored text (`<epoch>:<max>`) as a LeaseClock; null if it is not one. */
+export function parseClock(text: unknown): LeaseClock | null {
+  if (typeof text !== 'string') return null
+  const at = text.lastIndexOf(':')
+  const max = Number(text.slice(at + 1))
+  return at > 0 && Number.isFinite(max) ? { epoch: text.slice(0, at), max } : null
+}
+
+/** What `leaseMany` answers: per id, as documented there; the space's clock, if it has one. */
+export interface LeaseBatch {
+  values: (string | null)[]
+  clock: LeaseClock | null
 }
 
 export interface Coord {
@@ -53,13 +79,17 @@ export interface Coord {
     ids: readonly number[],
     owner: string,
     ttlMs: number,
-  ): Promise<(string | null)[]>
-  /** Releases the leases of `ids` held by `owner`, setting their companions to `set` first (null: leave them). */
+  ): Promise<LeaseBatch>
+  /**
+   * Releases the leases of `ids` held by `owner`, setting their companions to `set` first
+   * (null: leave them), and raises the space's clock to `raise` (if it is higher).
+   */
   releaseMany(
     space: LeaseSpace,
     ids: readonly number[],
     set: string | null,
     owner: string,
+    raise?: number,
   ): Promise<void>
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>

@@ -1,9 +1,17 @@
 // In-process coordination: correct for exactly one instance (the embedded default).
+import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import v8 from 'node:v8'
 import { BYTES_PER_CLAIM, ClaimTable } from './claim-table.js'
 import { publishTake } from './channel.js'
-import { windowStart, type Coord, type LeaseSpace, type TakeResult } from './coord.js'
+import {
+  parseClock,
+  windowStart,
+  type Coord,
+  type LeaseBatch,
+  type LeaseSpace,
+  type TakeResult,
+} from './coord.js'
 
 interface Entry {
   value: string
@@ -110,8 +118,8 @@ export class MemoryCoord implements Coord {
     ids: readonly number[],
     owner: string,
     ttlMs: number,
-  ): Promise<(string | null)[]> {
-    const out: (string | null)[] = []
+  ): Promise<LeaseBatch> {
+    const values: (string | null)[] = []
     for (const id of ids) {
       const want = `want:${space.lease}${id}`
       const w = this.live(want)?.value
@@ -120,15 +128,19 @@ export class MemoryCoord implements Coord {
       const waitedFor = !mine && w !== undefined && w !== owner
       if (waitedFor || !(await this.lease(space.lease + id, owner, ttlMs))) {
         if (w === undefined) this.values.set(want, { value: owner, expiresAt: this.now() + 1000 })
-        out.push(null)
+        values.push(null)
         continue
       }
-      out.push(this.live(space.value + id)?.value ?? '')
+      values.push(this.live(space.value + id)?.value ?? '')
       if (mine) continue
       this.values.delete(want)
       this.values.set(space.value + id, { value: 'x', expiresAt: Infinity })
     }
-    return out
+    if (!space.clock || ids.length === 0) return { values, clock: null }
+    let c = this.live(space.clock)?.value
+    if (c === undefined)
+      this.values.set(space.clock, { value: (c = `${randomUUID()}:0`), expiresAt: Infinity })
+    return { values, clock: parseClock(c) }
   }
 
   async releaseMany(
@@ -136,6 +148,7 @@ export class MemoryCoord implements Coord {
     ids: readonly number[],
     set: string | null,
     owner: string,
+    raise?: number,
   ): Promise<void> {
     for (const id of ids) {
       const lease = `lease:${space.lease}${id}`
@@ -143,6 +156,9 @@ export class MemoryCoord implements Coord {
       if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
       this.values.delete(lease)
     }
+    const clock = space.clock ? parseClock(this.live(space.clock)?.value) : null
+    if (clock && raise !== undefined && raise > clock.max)
+      this.values.set(space.clock!, { value: `${clock.epoch}:${raise}`, expiresAt: Infinity })
   }
 
   async claim(key: string, ttlMs: number): Promise<boolean> {

@@ -1,9 +1,17 @@
 // Redis coordination. Every read-modify-write is one Lua script, so several instances
 // agree without races. Keys carry a prefix so tests and tenants of one Redis stay apart.
+import crypto from 'node:crypto'
 import { Redis } from 'ioredis'
 import { apiError } from '../errors.js'
 import { publishTake } from './channel.js'
-import { windowStart, type Coord, type LeaseSpace, type TakeResult } from './coord.js'
+import {
+  parseClock,
+  windowStart,
+  type Coord,
+  type LeaseBatch,
+  type LeaseSpace,
+  type TakeResult,
+} from './coord.js'
 
 const TAKE = `
 local c = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -48,7 +56,9 @@ return 1`
 // meter back and asks again at once does not win every time. A lease newly taken marks its
 // companion 'x' until the release writes it: a holder that dies after writing leaves 'x',
 // which no reader takes for its own last value. Taking a free lease costs three commands
-// (SET NX, GET want:, SET … GET of the companion).
+// (SET NX, GET want:, SET … GET of the companion). ARGV[7] names the space's clock ('' for
+// none), read once per call and answered after the ids' values; missing, it starts as
+// ARGV[8] (a new epoch) with 0.
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
@@ -73,9 +83,20 @@ for id in string.gmatch(ARGV[6], '[^,]+') do
     out[i] = false
   end
 end
+if ARGV[7] ~= '' then
+  local ck = p .. ARGV[7]
+  local c = redis.call('GET', ck)
+  if not c then
+    c = ARGV[8] .. ':0'
+    redis.call('SET', ck, c)
+  end
+  out[i + 1] = c
+end
 return out`
 
-// ARGV as LEASE_MANY's, the ttl's place taken by the companions' new value ('' = leave).
+// ARGV as LEASE_MANY's, the ttl's place taken by the companions' new value ('' = leave);
+// ARGV[7] the clock's name and ARGV[8] the number to raise it to ('' = neither). A clock
+// missing here (the store lost it) is left for the next LEASE_MANY to start.
 const RELEASE_MANY = `
 local p, owner, set = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp = p .. 'lease:' .. ARGV[2], p .. ARGV[3]
@@ -84,6 +105,16 @@ for id in string.gmatch(ARGV[6], '[^,]+') do
   if redis.call('GET', k) == owner then
     if set ~= '' then redis.call('SET', vp .. id, set) end
     redis.call('DEL', k)
+  end
+end
+if ARGV[7] ~= '' and ARGV[8] ~= '' then
+  local ck = p .. ARGV[7]
+  local c = redis.call('GET', ck)
+  if c then
+    local epoch, max = string.match(c, '^(.*):(%d+)$')
+    if epoch and tonumber(ARGV[8]) > tonumber(max) then
+      redis.call('SET', ck, epoch .. ':' .. ARGV[8])
+    end
   end
 end
 return 1`
@@ -236,8 +267,8 @@ export class RedisCoord implements Coord {
     ids: readonly number[],
     owner: string,
     ttlMs: number,
-  ): Promise<(string | null)[]> {
-    if (ids.length === 0) return Promise.resolve([])
+  ): Promise<LeaseBatch> {
+    if (ids.length === 0) return Promise.resolve({ values: [], clock: null })
     return this.run(async () => {
       const res = await this.redis.mfLeaseMany(
         this.prefix,
@@ -246,8 +277,15 @@ export class RedisCoord implements Coord {
         owner,
         ttlMs,
         ids.join(','),
+        space.clock ?? '',
+        crypto.randomUUID(),
       )
-      return res.map((v) => (v === null || (v as unknown) === false ? null : v))
+      const values = new Array<string | null>(ids.length)
+      for (let i = 0; i < ids.length; i++) {
+        const v = res[i]
+        values[i] = v === null || v === undefined || (v as unknown) === false ? null : v
+      }
+      return { values, clock: space.clock ? parseClock(res[ids.length]) : null }
     })
   }
 
@@ -256,6 +294,7 @@ export class RedisCoord implements Coord {
     ids: readonly number[],
     set: string | null,
     owner: string,
+    raise?: number,
   ): Promise<void> {
     if (ids.length === 0) return Promise.resolve()
     return this.run(async () => {
@@ -266,6 +305,8 @@ export class RedisCoord implements Coord {
         owner,
         set ?? '',
         ids.join(','),
+        space.clock ?? '',
+        raise === undefined ? '' : String(raise),
       )
     })
   }

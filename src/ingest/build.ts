@@ -34,7 +34,9 @@ export async function buildIngest(
     workers: s.config.WORKERS,
     formats: new WmbusFormatRepo(s.store.sql, () => s.clock.now()),
   })
-  const locks = s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord) : null
+  // Stamps are row versions of the store's clock: what other instances wrote since one is
+  // read by its row versions (meter-locks.ts).
+  const locks = s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord, { clock: s.store }) : null
   const actors = new ActorRegistry({
     store: s.store,
     history: new HistoryLoader(s.store.sql, () => s.clock.now()),

@@ -27,6 +27,16 @@ export interface MeterHistory {
   status: LatestStatus | null
 }
 
+/**
+ * What other instances wrote of a meter since a row version (`HistoryLoader.changes`): the
+ * newest version of every reading key they wrote or re-versioned, and the meter's latest
+ * status.
+ */
+export interface MeterChanges {
+  rows: TimelineReading[]
+  status: LatestStatus | null
+}
+
 /** Rows of these meters matching (meter, kind, recorded_at) keys; the id and time lists let the index prune. */
 const KEY_FILTER = `meter_id IN {ids:Array(UInt64)} AND recorded_at IN {ts:Array(DateTime64(3, 'UTC'))}
   AND concat(toString(meter_id), '|', toString(kind), '|', toString(recorded_at)) IN {keys:Array(String)}`
@@ -149,8 +159,12 @@ export class HistoryLoader {
     { meterId: number; keys: ReadingKey[] },
     StoredReadingRow[]
   >((ws, asks) => this.fetchRows(ws, asks))
+  private readonly since = new Coalescer<
+    { meterId: number; version: number; after: number },
+    MeterChanges
+  >((ws, asks) => this.fetchChanges(ws, asks))
   /** Queries sent, by look-up (metrics and tests: one per request, not per meter). */
-  readonly queries = { windows: 0, existing: 0, neighbourhood: 0, rows: 0 }
+  readonly queries = { windows: 0, existing: 0, neighbourhood: 0, rows: 0, changes: 0 }
   /**
    * Rows (versions included) the window's query reads per kind, newest first. Tests shrink
    * it, as they shrink the actors' window, so that short histories take the store paths.
@@ -254,6 +268,57 @@ export class HistoryLoader {
         return { kind, rows, whole }
       }),
     )
+  }
+
+  /**
+   * The rows of one meter versioned above `version` and recorded after `after` (epoch ms;
+   * -Infinity: all), each key's newest version, and its latest status: what other instances
+   * wrote since this one's last turn on the meter (meter-locks.ts). Versions are not in the
+   * sort key: `after` (where the actor's window starts) keeps the read to the window's span.
+   */
+  changes(ws: number, meterId: number, version: number, after: number): Promise<MeterChanges> {
+    return this.since.ask(ws, { meterId, version, after })
+  }
+
+  private async fetchChanges(
+    ws: number,
+    asks: { meterId: number; version: number; after: number }[],
+  ): Promise<MeterChanges[]> {
+    this.queries.changes++
+    const ids = [...new Set(asks.map((a) => a.meterId))]
+    let version = Infinity
+    let after = Infinity
+    for (const a of asks) {
+      version = Math.min(version, a.version)
+      after = Math.min(after, a.after)
+    }
+    const bounded = after !== -Infinity
+    const [rows, statuses] = await Promise.all([
+      this.sql.query<any>(
+        `SELECT ${COLS} FROM readings
+         WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
+           AND version > {version:UInt64}
+           ${bounded ? "AND recorded_at > {after:DateTime64(3, 'UTC')}" : ''}
+         ${NEWEST}`,
+        { ws, ids, version, ...(bounded ? { after: chTime(after) } : {}) },
+      ),
+      latestStatusesOf(this.sql, ws, ids, this.now()),
+    ])
+    const per = new Map<number, TimelineReading[]>()
+    const sinceOf = new Map<number, number>()
+    for (const a of asks)
+      sinceOf.set(a.meterId, Math.min(sinceOf.get(a.meterId) ?? a.version, a.version))
+    for (const r of rows) {
+      const id = Number(r.meter_id)
+      if (!(Number(r.version) > sinceOf.get(id)!)) continue
+      let list = per.get(id)
+      if (!list) per.set(id, (list = []))
+      list.push(timelineReading(r))
+    }
+    return asks.map((a) => ({
+      rows: per.get(a.meterId) ?? [],
+      status: statuses.get(a.meterId) ?? null,
+    }))
   }
 
   /** Which of these (kind, recorded_at) of one meter are stored already. */

@@ -139,6 +139,15 @@ export class Store {
     return v
   }
 
+  /**
+   * Versions issued from now on are above `v`: a version another instance wrote (a meter's
+   * stamp, meter-locks.ts), so that this instance's later rows of the meter come after its
+   * rows whatever the two wall clocks say (the receive step of a hybrid logical clock).
+   */
+  observeVersion(v: number): void {
+    if (v > this.lastVersion) this.lastVersion = v
+  }
+
   /** Monotonic row version for ReplacingMergeTree (µs since epoch, never repeating here). */
   version(): number {
     const v = Math.max(Date.now() * 1000, this.lastVersion + 1)

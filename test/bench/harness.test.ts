@@ -65,3 +65,43 @@ t.test('npm run bench -- --tiny --scenario generic writes a report with figures'
     'open-loop run at half the max',
   )
 })
+
+t.test(
+  'npm run bench -- --tiny --scenario scaleout: two instances of one deployment, each answering',
+  async (t) => {
+    const { redisAvailable, REDIS_SKIP_NOTICE } = await import('../helpers/redis.js')
+    if (!redisAvailable()) {
+      t.comment(REDIS_SKIP_NOTICE)
+      return t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-test-'))
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+    const json = path.join(dir, 'out.json')
+    const env = { ...process.env }
+    delete env.REDIS_URL
+    delete env.CLICKHOUSE_URL
+    await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(root, 'bench/run.ts'),
+        '--tiny',
+        '--scenario',
+        'scaleout',
+        '--json',
+        json,
+      ],
+      { cwd: root, env, timeout: 240_000, maxBuffer: 1 << 24 },
+    )
+    const report = JSON.parse(fs.readFileSync(json, 'utf8'))
+    const s = report.scenarios.find((x: { name: string }) => x.name === 'scaleout')
+    t.notMatch(s.notes.join('\n'), /FAILED|SKIPPED|answered duplicate/)
+    const two = s.rows.filter((r: { detail: { instances: number } }) => r.detail.instances === 2)
+    t.equal(two.length, 3, 'gateway, shared and late rows on two instances')
+    for (const r of two) {
+      t.ok(r.rate > 0 && r.ratio > 0, `${r.label}: ${r.rate} readings/s, ratio ${r.ratio}`)
+      t.same(Object.keys(r.detail.statuses), ['201'], `${r.label}: every request answered 201`)
+    }
+  },
+)

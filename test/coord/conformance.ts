@@ -129,36 +129,48 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
   t.test('leaseMany / releaseMany: numbered leases read with their companion values', async (t) => {
     const space = { lease: fresh('lm') + ':', value: fresh('lm-v') + ':' }
     t.same(
-      await f.coord.leaseMany(space, [1, 22], 'x', 500),
+      (await f.coord.leaseMany(space, [1, 22], 'x', 500)).values,
       ['', ''],
       'both taken, companions unset',
     )
-    t.same(await f.peer.leaseMany(space, [1], 'y', 500), [null], 'held by x: refused to y')
-    t.same(await f.coord.leaseMany(space, [22], 'x', 500), ['x'], 'x renews its own, marked taken')
+    t.same((await f.peer.leaseMany(space, [1], 'y', 500)).values, [null], 'held by x: refused to y')
+    t.same(
+      (await f.coord.leaseMany(space, [22], 'x', 500)).values,
+      ['x'],
+      'x renews its own, marked taken',
+    )
     await f.coord.releaseMany(space, [1], '7', 'x')
     await f.coord.releaseMany(space, [22], null, 'x')
-    t.same(await f.coord.leaseMany(space, [1], 'x', 500), [null], 'y asked first: 1 is kept for y')
     t.same(
-      await f.peer.leaseMany(space, [1, 22, 333], 'y', 500),
+      (await f.coord.leaseMany(space, [1], 'x', 500)).values,
+      [null],
+      'y asked first: 1 is kept for y',
+    )
+    t.same(
+      (await f.peer.leaseMany(space, [1, 22, 333], 'y', 500)).values,
       ['7', 'x', ''],
       'released: 1 with its value, 22 left as its taking marked it',
     )
     await f.coord.releaseMany(space, [1], '9', 'x')
     await f.peer.releaseMany(space, [1], null, 'y')
     t.same(
-      await f.coord.leaseMany(space, [1], 'x', 500),
+      (await f.coord.leaseMany(space, [1], 'x', 500)).values,
       ['x'],
       "a release by a non-holder wrote nothing (y's mark is there)",
     )
     const gone = { lease: fresh('lm-gone') + ':', value: fresh('lm-gone-v') + ':' }
     await f.coord.leaseMany(gone, [1], 'x', 500)
     await f.coord.releaseMany(gone, [1], '5', 'x')
-    t.same(await f.coord.leaseMany(gone, [1], 'x', 150), ['5'], 'taken again: its last value')
+    t.same(
+      (await f.coord.leaseMany(gone, [1], 'x', 150)).values,
+      ['5'],
+      'taken again: its last value',
+    )
     let after: (string | null)[] = []
     await expire(
       f,
       150,
-      async () => (after = await f.peer.leaseMany(gone, [1], 'y', 150))[0] !== null,
+      async () => (after = (await f.peer.leaseMany(gone, [1], 'y', 150)).values)[0] !== null,
     )
     t.same(after, ['x'], 'its holder gone without a release: the mark, not the value from before')
     t.equal(
@@ -167,15 +179,33 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
       'one of them, as a single lease: y holds it',
     )
     t.same(
-      await f.coord.leaseMany(
-        space,
-        Array.from({ length: 1000 }, (_, i) => 10_000 + i),
-        'x',
-        500,
-      ),
+      (
+        await f.coord.leaseMany(
+          space,
+          Array.from({ length: 1000 }, (_, i) => 10_000 + i),
+          'x',
+          500,
+        )
+      ).values,
       Array.from({ length: 1000 }, () => ''),
       'a thousand in one call',
     )
+  })
+
+  t.test('a lease space with a clock: read by leaseMany, raised by releaseMany', async (t) => {
+    const space = { lease: fresh('lc') + ':', value: fresh('lc-v') + ':', clock: fresh('lc-c') }
+    const first = await f.coord.leaseMany(space, [1], 'x', 500)
+    t.ok(first.clock && first.clock.epoch.length > 0, 'a new clock starts in an epoch of its own')
+    t.equal(first.clock!.max, 0, 'at 0')
+    await f.coord.releaseMany(space, [1], 'a', 'x', 1_700_000_000_000_123)
+    const second = await f.peer.leaseMany(space, [1], 'y', 500)
+    t.same(second.clock, { epoch: first.clock!.epoch, max: 1_700_000_000_000_123 }, 'raised')
+    await f.peer.releaseMany(space, [1], 'b', 'y', 5)
+    const third = await f.coord.leaseMany(space, [1], 'x', 500)
+    t.equal(third.clock!.max, 1_700_000_000_000_123, 'never lowered')
+    t.same(third.values, ['b'])
+    const plain = { lease: fresh('lp') + ':', value: fresh('lp-v') + ':' }
+    t.equal((await f.coord.leaseMany(plain, [1], 'x', 500)).clock, null, 'a space without one')
   })
 
   t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {

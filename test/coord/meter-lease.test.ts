@@ -21,8 +21,8 @@ if (!redisAvailable()) {
     await redis.stop()
   })
   // A 150 ms lease; A's turn takes 1 s.
-  const a = new CoordMeterLocks(coords[0]!, 150, 10_000)
-  const b = new CoordMeterLocks(coords[1]!, 150, 10_000)
+  const a = new CoordMeterLocks(coords[0]!, { ttlMs: 150, waitMs: 10_000 })
+  const b = new CoordMeterLocks(coords[1]!, { ttlMs: 150, waitMs: 10_000 })
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
   t.test('a turn longer than the TTL keeps the meter to itself', async (t) => {
@@ -38,7 +38,7 @@ if (!redisAvailable()) {
     const [[outA], [outB]] = await Promise.all([turnA, turnB])
     t.ok(spans.B!.from >= spans.A!.to, "B ran only after A's turn ended")
     t.ok(outA && 'seen' in outA && outB && 'seen' in outB, 'both turns ended')
-    t.not((outA as { seen: number }).seen, (outB as { seen: number }).seen, 'each left a stamp')
+    t.not((outA as { seen: string }).seen, (outB as { seen: string }).seen, 'each left a stamp')
   })
 
   t.test('the meters of a batch run together; one held elsewhere runs once free', async (t) => {
@@ -56,7 +56,7 @@ if (!redisAvailable()) {
       'every turn ended',
     )
     const [again] = await a.withLocks(
-      [{ meterId: 5, seen: (out[0] as { seen: number }).seen }],
+      [{ meterId: 5, seen: (out[0] as { seen: string }).seen }],
       async (l) => {
         t.same(
           l.map((x) => [x.changed, x.untouched]),
@@ -69,7 +69,7 @@ if (!redisAvailable()) {
   })
 
   t.test('a meter held past the wait fails alone; a throw marks the meter changed', async (t) => {
-    const quick = new CoordMeterLocks(coords[0]!, 150, 100)
+    const quick = new CoordMeterLocks(coords[0]!, { ttlMs: 150, waitMs: 100 })
     const holdB = b.withLocks([{ meterId: 9, seen: null }], () => sleep(400))
     await sleep(50)
     const out = await quick.withLocks(
@@ -82,7 +82,7 @@ if (!redisAvailable()) {
     await holdB
     t.match(out[0], { error: { status: 503 } }, 'meter 9: busy on another instance')
     t.ok('seen' in out[1]!, 'meter 10 ran')
-    const seen10 = (out[1] as { seen: number }).seen
+    const seen10 = (out[1] as { seen: string }).seen
     const failed = await a.withLocks([{ meterId: 10, seen: seen10 }], async () => {
       throw new Error('boom')
     })
@@ -93,13 +93,13 @@ if (!redisAvailable()) {
     })
   })
 
-  const seenOf = (o: unknown) => (o as { seen: number }).seen
+  const seenOf = (o: unknown) => (o as { seen: string }).seen
   /** `who` takes the meter, asserting that no write came since `seen`; the wait in ms. */
   const unchangedFor = async (
     t: Test,
     who: CoordMeterLocks,
     meterId: number,
-    seen: number,
+    seen: string,
     msg: string,
   ) => {
     const from = Date.now()
@@ -122,7 +122,12 @@ if (!redisAvailable()) {
       let calls = 0
       coord.leaseMany = (...args) => (calls++, leaseMany(...args))
       t.teardown(() => void (coord.leaseMany = leaseMany))
-      const c = new CoordMeterLocks(coord, 30_000, 10_000, 50, 1_000)
+      const c = new CoordMeterLocks(coord, {
+        ttlMs: 30_000,
+        waitMs: 10_000,
+        lingerMs: 50,
+        maxHoldMs: 1_000,
+      })
       const [o1] = await c.withLocks([{ meterId: 300, seen: null }], async () => {})
       const [o2] = await c.withLocks([{ meterId: 300, seen: seenOf(o1) }], async (l) => {
         t.same(
@@ -147,7 +152,12 @@ if (!redisAvailable()) {
   t.test(
     'a failed turn on a lease taken over gives it back at once, the meter marked changed',
     async (t) => {
-      const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 10_000, 60_000)
+      const c = new CoordMeterLocks(coords[0]!, {
+        ttlMs: 30_000,
+        waitMs: 10_000,
+        lingerMs: 10_000,
+        maxHoldMs: 60_000,
+      })
       const [o1] = await c.withLocks([{ meterId: 303, seen: null }], async () => {})
       const [failed] = await c.withLocks([{ meterId: 303, seen: seenOf(o1) }], async () => {
         throw new Error('boom')
@@ -165,8 +175,13 @@ if (!redisAvailable()) {
   t.test(
     'a meter kept by turn after turn here is still free for another instance in time',
     async (t) => {
-      const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 50, 100)
-      let seen: number | null = null
+      const c = new CoordMeterLocks(coords[0]!, {
+        ttlMs: 30_000,
+        waitMs: 10_000,
+        lingerMs: 50,
+        maxHoldMs: 100,
+      })
+      let seen: string | null = null
       let stop = false
       const busyUntil = Date.now() + 1_500
       const busy = (async () => {
@@ -188,8 +203,48 @@ if (!redisAvailable()) {
     },
   )
 
+  t.test(
+    'a meter written elsewhere: its rows since are above the version the turn is told; a clock behind moves past',
+    async (t) => {
+      // an instance whose wall clock is an hour behind
+      let last = 0
+      const behind = {
+        version: () => (last = Math.max(Date.now() * 1000 - 3_600_000_000, last + 1)),
+        observeVersion: (v: number) => void (last = Math.max(last, v)),
+      }
+      const version = (o: unknown) => Number(seenOf(o).split('@')[0])
+      const ahead = new CoordMeterLocks(coords[0]!)
+      const slow = new CoordMeterLocks(coords[1]!, { clock: behind })
+      const [o1] = await ahead.withLocks([{ meterId: 400, seen: null }], async () => {})
+      const [o2] = await slow.withLocks([{ meterId: 400, seen: null }], async (l) => {
+        t.equal(l[0]!.since, null, 'an actor that saw no stamp reloads')
+        t.ok(behind.version() > version(o1), 'versions issued under the lease come after its stamp')
+      })
+      t.ok(version(o2) > version(o1), 'and so does the stamp written')
+      const [o3] = await ahead.withLocks([{ meterId: 400, seen: seenOf(o1) }], async (l) => {
+        t.same(
+          [l[0]!.changed, l[0]!.since],
+          [true, version(o1)],
+          'the first instance catches up from its own last stamp',
+        )
+      })
+      await slow.withLocks([{ meterId: 400, seen: seenOf(o2) }], async () => {
+        throw new Error('boom')
+      })
+      await ahead.withLocks([{ meterId: 400, seen: seenOf(o3) }], async (l) => {
+        t.same([l[0]!.changed, l[0]!.since], [true, null], "after a failed turn's mark: a reload")
+      })
+      await Promise.all([ahead.close(), slow.close()])
+    },
+  )
+
   t.test('close gives back the lingering leases at once', async (t) => {
-    const c = new CoordMeterLocks(coords[0]!, 30_000, 10_000, 60_000, 60_000)
+    const c = new CoordMeterLocks(coords[0]!, {
+      ttlMs: 30_000,
+      waitMs: 10_000,
+      lingerMs: 60_000,
+      maxHoldMs: 60_000,
+    })
     await c.withLocks([{ meterId: 302, seen: null }], async () => {})
     await c.close()
     const from = Date.now()

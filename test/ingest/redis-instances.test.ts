@@ -36,6 +36,7 @@ if (!redisAvailable({ own: true })) {
   await profiles2.init()
   const tenants2 = new TenantRepo(store, coord2)
   await tenants2.init()
+  const history2 = new HistoryLoader(store.sql)
   const second = new IngestPipeline({
     meters: meters2,
     profiles: profiles2,
@@ -45,9 +46,9 @@ if (!redisAvailable({ own: true })) {
     decoder: null,
     actors: new ActorRegistry({
       store,
-      history: new HistoryLoader(store.sql),
+      history: history2,
       outbox: new MemoryOutbox(),
-      locks: new CoordMeterLocks(coord2),
+      locks: new CoordMeterLocks(coord2, { clock: store }),
       takeUnused: (id) => meters2.takeUnused(id),
       now: () => Date.now(),
     }),
@@ -126,6 +127,71 @@ if (!redisAvailable({ own: true })) {
       })
       t.equal(viaHttp.status, 200, viaHttp.text)
       t.equal(await count(), 300)
+    },
+  )
+
+  t.test(
+    'a meter taking turns on both instances catches up on the other: flags as in one batch',
+    async (t) => {
+      // saldo with a decrease, an implausible jump and readings sent late
+      const values = Array.from({ length: 24 }, (_, i) =>
+        i === 6 ? 90 : i === 12 ? 50_000 : 100 + i * 2,
+      )
+      const order = [
+        0, 1, 2, 3, 4, 5, 7, 8, 6, 9, 10, 11, 13, 14, 15, 12, 16, 17, 20, 21, 18, 19, 22, 23,
+      ]
+      const t0 = Date.now() - 3 * 3_600_000
+      const item = (meter: string, i: number) => ({
+        meter,
+        kind: 'saldo',
+        value: values[i]!,
+        unit: 'kwh',
+        recorded_at: new Date(t0 + i * 60_000).toISOString(),
+      })
+      const history1 = s.app.parts.actors.env.history
+      const windows1 = history1.queries.windows
+      const windows = history2.queries.windows
+      const changes = history2.queries.changes
+      for (const [k, i] of order.entries()) {
+        const out = await (k % 2 ? first : second).ingest({
+          workspaceId,
+          items: [item('alt', i)],
+          source: 'report',
+        })
+        t.equal(out.accepted, 1, `reading ${i} stored once`)
+      }
+      const sorted = await first.ingest({
+        workspaceId,
+        items: values.map((_, i) => item('sorted', i)),
+        source: 'report',
+      })
+      t.equal(sorted.accepted, values.length)
+      t.equal(
+        history2.queries.windows - windows,
+        0,
+        'the instance that created the meter never loaded its window',
+      )
+      t.equal(history1.queries.windows - windows1, 1, 'the other loaded it once')
+      t.ok(
+        history2.queries.changes - changes >= order.length / 2 - 1,
+        `and caught up on every turn after (${history2.queries.changes - changes})`,
+      )
+      const flagsOf = async (meter: string) =>
+        (
+          await store.sql.query<{ at: string; flags: string[] }>(
+            `SELECT toString(recorded_at) AS at, quality_flags AS flags FROM readings FINAL
+             WHERE workspace_id = ${workspaceId} AND meter_id =
+               (SELECT any(id) FROM meters FINAL WHERE workspace_id = ${workspaceId} AND meter_identifier = '${meter}')
+             ORDER BY recorded_at`,
+          )
+        ).map((r) => ({ at: r.at, flags: [...r.flags].sort() }))
+      const alt = await flagsOf('alt')
+      t.equal(alt.length, values.length, 'every reading stored')
+      t.ok(
+        alt.some((r) => r.flags.length > 0),
+        `the series carries flags (${JSON.stringify(alt.map((r) => r.flags))})`,
+      )
+      t.same(alt, await flagsOf('sorted'), 'the same flags as the sorted batch on one instance')
     },
   )
 
