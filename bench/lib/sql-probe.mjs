@@ -18,11 +18,16 @@ if (isMainThread && process.argv.some((a) => a.endsWith('src/main.ts')))
   )
 if (isMainThread && built) {
   const { ChdbSql } = await import(path.join(root, 'dist/store/chdb.js'))
+  // A ClickHouse server's statements too (CLICKHOUSE_URL, `--clickhouse`, `scaleout`).
+  const { ServerSql } = await import(path.join(root, 'dist/store/server.js'))
   const seen = new Map()
   const statement = (s) => s.replace(/\s+/g, ' ').slice(0, 90)
-  for (const method of ['query', 'exec', 'insert']) {
-    const original = ChdbSql.prototype[method]
-    ChdbSql.prototype[method] = async function (a, ...rest) {
+  for (const [Sql, method] of [ChdbSql, ServerSql].flatMap((c) =>
+    ['query', 'exec', 'insert'].map((m) => [c, m]),
+  )) {
+    const original = Sql.prototype[method]
+    if (!original) continue
+    Sql.prototype[method] = async function (a, ...rest) {
       const t = performance.now()
       try {
         return await original.call(this, a, ...rest)
