@@ -56,7 +56,7 @@ function parseStamp(stamp: string): { version: number; epoch: string } | null {
  * The version to catch up from, where `seen` and `stamp` are of one epoch of the shared
  * clock and `stamp` came after `seen`: every row versioned above `seen` was written since.
  */
-export function catchUpFrom(seen: string | null, stamp: string): number | null {
+function catchUpFrom(seen: string | null, stamp: string): number | null {
   if (seen === null) return null
   const a = parseStamp(seen)
   const b = parseStamp(stamp)
