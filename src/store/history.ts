@@ -286,22 +286,14 @@ export class HistoryLoader {
   ): Promise<MeterChanges[]> {
     this.queries.changes++
     const ids = [...new Set(asks.map((a) => a.meterId))]
-    let version = Infinity
-    let after = Infinity
-    for (const a of asks) {
-      version = Math.min(version, a.version)
-      after = Math.min(after, a.after)
-    }
-    const bounded = after !== -Infinity
+    // Meters whose windows hold their whole history (a young meter: `after` -Infinity) are
+    // read apart, so that one of them does not lift the time bound off all the others.
+    const whole = asks.filter((a) => a.after === -Infinity)
+    const windowed = asks.filter((a) => a.after !== -Infinity)
     const [rows, statuses] = await Promise.all([
-      this.sql.query<any>(
-        `SELECT ${COLS} FROM readings
-         WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
-           AND version > {version:UInt64}
-           ${bounded ? "AND recorded_at > {after:DateTime64(3, 'UTC')}" : ''}
-         ${NEWEST}`,
-        { ws, ids, version, ...(bounded ? { after: chTime(after) } : {}) },
-      ),
+      Promise.all(
+        [whole, windowed].map((part) => (part.length ? this.changedRows(ws, part) : [])),
+      ).then((parts) => parts.flat()),
       latestStatusesOf(this.sql, ws, ids, this.now()),
     ])
     const per = new Map<number, TimelineReading[]>()
@@ -319,6 +311,33 @@ export class HistoryLoader {
       rows: per.get(a.meterId) ?? [],
       status: statuses.get(a.meterId) ?? null,
     }))
+  }
+
+  /** `fetchChanges`' rows: versioned above the asks' lowest version, after their earliest `after`. */
+  private changedRows(
+    ws: number,
+    asks: { meterId: number; version: number; after: number }[],
+  ): Promise<any[]> {
+    let version = Infinity
+    let after = Infinity
+    for (const a of asks) {
+      version = Math.min(version, a.version)
+      after = Math.min(after, a.after)
+    }
+    const bounded = after !== -Infinity
+    return this.sql.query<any>(
+      `SELECT ${COLS} FROM readings
+       WHERE workspace_id = {ws:UInt64} AND meter_id IN {ids:Array(UInt64)}
+         AND version > {version:UInt64}
+         ${bounded ? "AND recorded_at > {after:DateTime64(3, 'UTC')}" : ''}
+       ${NEWEST}`,
+      {
+        ws,
+        ids: [...new Set(asks.map((a) => a.meterId))],
+        version,
+        ...(bounded ? { after: chTime(after) } : {}),
+      },
+    )
   }
 
   /** Which of these (kind, recorded_at) of one meter are stored already. */
