@@ -218,10 +218,15 @@ export class CoordMeterLocks implements MeterLocks {
     const version = failed ? null : this.clock.version()
     const now = Date.now()
     const release: number[] = []
+    // One stamp string per epoch (nearly always one per batch), not one per meter: the
+    // release groups meters by it.
+    let stamp = null as { epoch: string; text: string } | null
     for (const l of locked) {
       const id = entries[l.index]!.meterId
       const h = this.held.get(id)!
-      h.stamp = version === null ? null : stampOf(version, h.epoch)
+      if (version !== null && stamp?.epoch !== h.epoch)
+        stamp = { epoch: h.epoch, text: stampOf(version, h.epoch) }
+      h.stamp = version === null ? null : stamp!.text
       if (h.stamp !== null) out[l.index] = { seen: h.stamp }
       if (failed || this.closed || now - h.since >= this.maxHoldMs) release.push(id)
       else h.idle = true
