@@ -8,17 +8,27 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import t from 'tap'
+import t, { type Test } from 'tap'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const run = promisify(execFile)
 
-t.test('npm run bench -- --tiny --scenario generic writes a report with figures', async (t) => {
+/**
+ * `npm run bench -- --tiny --scenario <scenario> --json …` as its own process, without the
+ * test run's Redis or ClickHouse server (a scenario that needs them starts its own): its
+ * output and the report it wrote.
+ */
+async function tinyBench(
+  t: Test,
+  scenario: string,
+  timeoutMs: number,
+): Promise<{ stdout: string; report: any }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-test-'))
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
   const json = path.join(dir, 'out.json')
   const env = { ...process.env }
   delete env.REDIS_URL
+  delete env.CLICKHOUSE_URL
   const { stdout } = await run(
     process.execPath,
     [
@@ -27,19 +37,18 @@ t.test('npm run bench -- --tiny --scenario generic writes a report with figures'
       path.join(root, 'bench/run.ts'),
       '--tiny',
       '--scenario',
-      'generic',
+      scenario,
       '--json',
       json,
     ],
-    {
-      cwd: root,
-      env,
-      timeout: 120_000,
-      maxBuffer: 1 << 24,
-    },
+    { cwd: root, env, timeout: timeoutMs, maxBuffer: 1 << 24 },
   )
+  return { stdout, report: JSON.parse(fs.readFileSync(json, 'utf8')) }
+}
+
+t.test('npm run bench -- --tiny --scenario generic writes a report with figures', async (t) => {
+  const { stdout, report } = await tinyBench(t, 'generic', 120_000)
   t.match(stdout, /generic\s+batch 1000, closed c=4/)
-  const report = JSON.parse(fs.readFileSync(json, 'utf8'))
   t.equal(report.mode, 'tiny')
   t.ok(report.machine.cores >= 1)
   const generic = report.scenarios.find((s: { name: string }) => s.name === 'generic')
@@ -74,27 +83,7 @@ t.test(
       t.comment(REDIS_SKIP_NOTICE)
       return t.pass('skipped', { skip: REDIS_SKIP_NOTICE })
     }
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mf-bench-test-'))
-    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
-    const json = path.join(dir, 'out.json')
-    const env = { ...process.env }
-    delete env.REDIS_URL
-    delete env.CLICKHOUSE_URL
-    await run(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(root, 'bench/run.ts'),
-        '--tiny',
-        '--scenario',
-        'scaleout',
-        '--json',
-        json,
-      ],
-      { cwd: root, env, timeout: 240_000, maxBuffer: 1 << 24 },
-    )
-    const report = JSON.parse(fs.readFileSync(json, 'utf8'))
+    const { report } = await tinyBench(t, 'scaleout', 240_000)
     const s = report.scenarios.find((x: { name: string }) => x.name === 'scaleout')
     t.notMatch(s.notes.join('\n'), /FAILED|SKIPPED|answered duplicate/)
     const two = s.rows.filter((r: { detail: { instances: number } }) => r.detail.instances === 2)
