@@ -14,7 +14,7 @@ import { chTime } from '../store/sql.js'
 import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
-import type { HistoryLoader, MeterChanges, MeterHistory, ReadingKey } from '../store/history.js'
+import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
 import {
   rowHeads,
   rowOutOf,
@@ -32,6 +32,13 @@ import {
   type TimelineReading,
 } from './quality/index.js'
 import { MeterTimeline, NOTHING_DROPPED } from './timeline.js'
+import {
+  noteLine,
+  notedRows,
+  readNote,
+  type NoteChanges,
+  type NotedStatus,
+} from './handover-note.js'
 
 export interface ActorReading {
   /** Position in the request, to put the answer back in order. */
@@ -89,18 +96,21 @@ export interface ActorEnv {
 export interface LockEntry {
   readonly meterId: number
   readonly seen: string | null
+  /** After a turn that ended well: its line of the hand-over note (handover-note.ts); null if none. */
+  note?(): string | null
 }
 
 /**
  * An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever;
  * and, where it did, the row version from which on its rows are all the actor misses (null:
- * the actor reloads).
+ * the actor reloads), and the note of what it wrote where one was left (handover-note.ts).
  */
 export interface LockedMeter {
   index: number
   changed: boolean
   untouched: boolean
   since: number | null
+  note: string | null
 }
 
 /** Per entry: the stamp its actor sees now, or why its turn did not run (or failed). */
@@ -346,10 +356,40 @@ export class MeterActor {
   reset(): void {
     this.timeline = null
     this.behindSince = null
+    this.behindNote = null
+    this.noted = null
   }
 
   /** Set by `behind`: the next turn first reads what other instances wrote since this version. */
   private behindSince: number | null = null
+  /** Set by `behindBy`: what another instance wrote, from its hand-over note. */
+  private behindNote: NoteChanges | null = null
+  /** The rows the last turn wrote, as a note line's rows (`keepNote`); null once taken. */
+  private noted: string | null = null
+
+  /**
+   * As `behind`, from a hand-over note (handover-note.ts) instead of the store: false where
+   * there is no window or the note cannot be read (then `behind` or a reload).
+   */
+  behindBy(note: string): boolean {
+    if (!this.timeline) return false
+    this.behindNote = readNote(note)
+    return this.behindNote !== null
+  }
+
+  /** Phase 4 (under locks): this turn's rows for its hand-over note line. */
+  keepNote(turn: Turn): void {
+    this.noted = notedRows(turn.rows)
+  }
+
+  /** The hand-over note line of the turn that just ended (its rows, the status now). */
+  note(): string | null {
+    const rows = this.noted
+    this.noted = null
+    if (rows === null) return null
+    const s = this.status
+    return noteLine(s, rows)
+  }
 
   /**
    * Other instances wrote rows of this meter since this actor's last turn, every one of them
@@ -368,17 +408,30 @@ export class MeterActor {
    * meter's latest status. Null when there is nothing to catch up on.
    */
   catchUp(turn: Turn): Promise<void> | null {
+    const note = this.behindNote
+    if (note) {
+      this.behindNote = this.behindSince = null
+      this.apply(turn.tl!, note.rows, note.status)
+      return null
+    }
     const since = this.behindSince
     if (since === null) return null
     this.behindSince = null
     const { workspace_id: ws, id } = this.meter
     // Rows at or before completeAfter are not the window's to hold: not read.
     const after = Math.min(this.completeAfterC, this.completeAfterS)
-    return this.env.history.changes(ws, id, since, after).then((c) => this.apply(turn.tl!, c))
+    return this.env.history.changes(ws, id, since, after).then((c) => {
+      const s = c.status
+      this.apply(
+        turn.tl!,
+        c.rows,
+        s ? { statuses: s.statuses, reportedAt: Date.parse(s.reported_at) } : null,
+      )
+    })
   }
 
-  private apply(tl: MeterTimeline, c: MeterChanges): void {
-    for (const r of c.rows) {
+  private apply(tl: MeterTimeline, rows: TimelineReading[], status: NotedStatus | null): void {
+    for (const r of rows) {
       if (r.kind === 'saldo') {
         if (r.recordedAt > this.latestS) this.latestS = r.recordedAt
       } else if (r.recordedAt > this.latestC) this.latestC = r.recordedAt
@@ -390,9 +443,7 @@ export class MeterActor {
       }
       tl.refresh(r)
     }
-    this.status = c.status
-      ? { statuses: c.status.statuses, reportedAt: Date.parse(c.status.reported_at) }
-      : null
+    this.status = status ? { statuses: [...status.statuses], reportedAt: status.reportedAt } : null
   }
 
   /**

@@ -28,9 +28,15 @@ import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
 import type { Coord, LeaseBatch, LeaseSpace } from '../coord/coord.js'
+import { NOTE_MAX_CHARS } from './handover-note.js'
 
 /** Lease `lease:meter:<id>`, stamp `mstamp:<id>` (the key names every instance agrees on). */
-const METERS: LeaseSpace = { lease: 'meter:', value: 'mstamp:', clock: 'meter-clock' }
+const METERS: LeaseSpace = {
+  lease: 'meter:',
+  value: 'mstamp:',
+  clock: 'meter-clock',
+  note: 'mnote:',
+}
 
 /**
  * Where stamps come from: the store's row versions (Store: µs since the epoch, monotonic
@@ -61,6 +67,23 @@ function catchUpFrom(seen: string | null, stamp: string): number | null {
   const a = parseStamp(seen)
   const b = parseStamp(stamp)
   return a && b && a.epoch === b.epoch && b.version > a.version ? a.version : null
+}
+
+/**
+ * The rows of a hand-over note (`<stamp found>\n<stamp left>\n<lines>`, written by
+ * `release`) where it is the whole difference between `seen` and `stamp`: the hold that
+ * left it took the meter at `seen` and left `stamp`. Null otherwise.
+ */
+function noteFor(
+  seen: string | null,
+  stamp: string,
+  note: string | null | undefined,
+): string | null {
+  if (!note || seen === null) return null
+  const a = note.indexOf('\n')
+  const b = note.indexOf('\n', a + 1)
+  if (a < 0 || b < 0) return null
+  return note.slice(0, a) === seen && note.slice(a + 1, b) === stamp ? note.slice(b + 1) : null
 }
 
 /** A monotonic µs clock of this process: stamps without a store (the lease tests). */
@@ -94,6 +117,11 @@ interface Hold {
   epoch: string
   /** No turn runs on it: the next one here may take it over. */
   idle: boolean
+  /** The stamp found when it was taken: where the hand-over note starts. */
+  found: string
+  /** Per turn ended here, its line of the hand-over note; null: no note (a line missing, or too long). */
+  lines: string[] | null
+  chars: number
 }
 
 export class CoordMeterLocks implements MeterLocks {
@@ -140,7 +168,13 @@ export class CoordMeterLocks implements MeterLocks {
       }
       h.idle = false
       // Its last turn here wrote the stamp this actor saw, unless the actor is a new one.
-      locked.push({ index: i, changed: e.seen !== h.stamp, untouched: false, since: null })
+      locked.push({
+        index: i,
+        changed: e.seen !== h.stamp,
+        untouched: false,
+        since: null,
+        note: null,
+      })
     }
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
       const waiting: number[] = []
@@ -169,8 +203,17 @@ export class CoordMeterLocks implements MeterLocks {
           const seen = entries[i]!.seen
           const changed = stamp === '' || seen !== stamp
           const since = changed ? catchUpFrom(seen, stamp) : null
-          this.held.set(entries[i]!.meterId, { since: now, stamp: null, epoch, idle: false })
-          locked.push({ index: i, changed, untouched: stamp === '', since })
+          const note = since !== null ? noteFor(seen, stamp, batch.notes?.[k]) : null
+          this.held.set(entries[i]!.meterId, {
+            since: now,
+            stamp: null,
+            epoch,
+            idle: false,
+            found: stamp,
+            lines: [],
+            chars: 0,
+          })
+          locked.push({ index: i, changed, untouched: stamp === '', since, note })
         })
       }
       if (locked.length) {
@@ -222,8 +265,14 @@ export class CoordMeterLocks implements MeterLocks {
     // release groups meters by it.
     let stamp = null as { epoch: string; text: string } | null
     for (const l of locked) {
-      const id = entries[l.index]!.meterId
+      const e = entries[l.index]!
+      const id = e.meterId
       const h = this.held.get(id)!
+      if (h.lines !== null) {
+        const line = failed ? null : (e.note?.() ?? null)
+        if (line === null || (h.chars += line.length + 1) > NOTE_MAX_CHARS) h.lines = null
+        else h.lines.push(line)
+      }
       if (version !== null && stamp?.epoch !== h.epoch)
         stamp = { epoch: h.epoch, text: stampOf(version, h.epoch) }
       h.stamp = version === null ? null : stamp!.text
@@ -244,18 +293,22 @@ export class CoordMeterLocks implements MeterLocks {
    */
   private async release(ids: number[]): Promise<void> {
     const raise = this.clock.version()
-    const byStamp = new Map<string | null, number[]>()
+    const byStamp = new Map<string | null, { ids: number[]; notes: (string | null)[] }>()
     for (const id of ids) {
-      const stamp = this.held.get(id)?.stamp ?? null
+      const h = this.held.get(id)
+      const stamp = h?.stamp ?? null
       this.held.delete(id)
+      const note = stamp !== null && h?.lines ? `${h.found}\n${stamp}\n${h.lines.join('\n')}` : null
       const same = byStamp.get(stamp)
-      if (same) same.push(id)
-      else byStamp.set(stamp, [id])
+      if (same) {
+        same.ids.push(id)
+        same.notes.push(note)
+      } else byStamp.set(stamp, { ids: [id], notes: [note] })
     }
     await Promise.all(
       [...byStamp].map(([stamp, same]) =>
         this.coord
-          .releaseMany(METERS, same, stamp, this.owner, raise)
+          .releaseMany(METERS, same.ids, stamp, this.owner, raise, same.notes)
           // Redis unreachable: the lease lapses with its TTL and the stamp is not written,
           // so no actor anywhere trusts what it holds of the meter (it reloads).
           .catch(() => {}),

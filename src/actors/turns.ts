@@ -48,14 +48,16 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     const outcomes = await locks.withLocks(
       batch.map((e) => e.actor),
       async (locked) => {
-        const lockedTurns = locked.map(({ index, changed, untouched, since }) => {
+        const lockedTurns = locked.map(({ index, changed, untouched, since, note }) => {
           const e = batch[index]!
           // A meter this instance has just created, with no turn ended anywhere, has no
           // history to load: its empty window is complete (as without locks). One whose
-          // window misses only what other instances wrote since a version catches up.
+          // window misses only what other instances wrote since a version catches up, from
+          // the note they left where there is one, else from the store.
           if (
             changed &&
             !(untouched && e.actor.fresh) &&
+            !(note !== null && e.actor.behindBy(note)) &&
             !(since !== null && e.actor.behind(since))
           )
             e.actor.reset()
@@ -203,6 +205,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     }
     t.actor.body(t, body)
     if (feed) t.actor.feedRows(t, feed)
+    if (env.locks) t.actor.keepNote(t)
     t.rows = NONE
   }
   try {

@@ -21,7 +21,16 @@ export interface LeaseSpace {
    * use, or the store lost its keys), so a reader can tell that it started over.
    */
   clock?: string
+  /**
+   * The prefix of the space's hand-over notes, if it has them: a note a releasing holder
+   * leaves beside a companion value (`releaseMany`), kept for `NOTE_TTL_MS`, read by the next
+   * holder that takes the lease (`leaseMany`).
+   */
+  note?: string
 }
+
+/** How long a hand-over note is kept: it serves the next holder, or nobody. */
+export const NOTE_TTL_MS = 30_000
 
 /** A shared clock as `leaseMany` read it: its epoch and the highest number it was raised to. */
 export interface LeaseClock {
@@ -41,6 +50,8 @@ export function parseClock(text: unknown): LeaseClock | null {
 export interface LeaseBatch {
   values: (string | null)[]
   clock: LeaseClock | null
+  /** Per id of a space with notes: the note left beside the value, where a lease was newly taken. */
+  notes?: (string | null)[]
 }
 
 export interface Coord {
@@ -82,7 +93,9 @@ export interface Coord {
   ): Promise<LeaseBatch>
   /**
    * Releases the leases of `ids` held by `owner`, setting their companions to `set` first
-   * (null: leave them), and raises the space's clock to `raise` (if it is higher).
+   * (null: leave them), and raises the space's clock to `raise` (if it is higher). Where the
+   * space has notes and `set` is not null, `notes[i]` (if any) is left for the next holder of
+   * `ids[i]`.
    */
   releaseMany(
     space: LeaseSpace,
@@ -90,6 +103,7 @@ export interface Coord {
     set: string | null,
     owner: string,
     raise?: number,
+    notes?: readonly (string | null)[],
   ): Promise<void>
   /** Sets `key` only when absent; true when this call set it. */
   claim(key: string, ttlMs: number): Promise<boolean>

@@ -5,6 +5,7 @@ import v8 from 'node:v8'
 import { BYTES_PER_CLAIM, ClaimTable } from './claim-table.js'
 import { publishTake } from './channel.js'
 import {
+  NOTE_TTL_MS,
   parseClock,
   windowStart,
   type Coord,
@@ -120,6 +121,7 @@ export class MemoryCoord implements Coord {
     ttlMs: number,
   ): Promise<LeaseBatch> {
     const values: (string | null)[] = []
+    const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null
     for (const id of ids) {
       const want = `want:${space.lease}${id}`
       const w = this.live(want)?.value
@@ -133,14 +135,16 @@ export class MemoryCoord implements Coord {
       }
       values.push(this.live(space.value + id)?.value ?? '')
       if (mine) continue
+      if (notes) notes[values.length - 1] = this.live(`${space.note}${id}`)?.value ?? null
       this.values.delete(want)
       this.values.set(space.value + id, { value: 'x', expiresAt: Infinity })
     }
-    if (!space.clock || ids.length === 0) return { values, clock: null }
+    const withNotes = notes ? { notes } : {}
+    if (!space.clock || ids.length === 0) return { values, clock: null, ...withNotes }
     let c = this.live(space.clock)?.value
     if (c === undefined)
       this.values.set(space.clock, { value: (c = `${randomUUID()}:0`), expiresAt: Infinity })
-    return { values, clock: parseClock(c) }
+    return { values, clock: parseClock(c), ...withNotes }
   }
 
   async releaseMany(
@@ -149,13 +153,18 @@ export class MemoryCoord implements Coord {
     set: string | null,
     owner: string,
     raise?: number,
+    notes?: readonly (string | null)[],
   ): Promise<void> {
-    for (const id of ids) {
+    const noteUntil = this.now() + NOTE_TTL_MS
+    ids.forEach((id, i) => {
       const lease = `lease:${space.lease}${id}`
-      if (this.live(lease)?.value !== owner) continue
+      if (this.live(lease)?.value !== owner) return
       if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
+      const note = notes?.[i]
+      if (set !== null && space.note && note)
+        this.values.set(space.note + id, { value: note, expiresAt: noteUntil })
       this.values.delete(lease)
-    }
+    })
     const clock = space.clock ? parseClock(this.live(space.clock)?.value) : null
     if (clock && raise !== undefined && raise > clock.max)
       this.values.set(space.clock!, { value: `${clock.epoch}:${raise}`, expiresAt: Infinity })

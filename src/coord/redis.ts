@@ -5,6 +5,7 @@ import { Redis } from 'ioredis'
 import { apiError } from '../errors.js'
 import { publishTake } from './channel.js'
 import {
+  NOTE_TTL_MS,
   parseClock,
   windowStart,
   type Coord,
@@ -58,10 +59,12 @@ return 1`
 // which no reader takes for its own last value. Taking a free lease costs three commands
 // (SET NX, GET want:, SET … GET of the companion). ARGV[7] names the space's clock ('' for
 // none), read once per call and answered after the ids' values; missing, it starts as
-// ARGV[8] (a new epoch) with 0.
+// ARGV[8] (a new epoch) with 0. ARGV[9] the space's notes' prefix ('' = none): a lease
+// newly taken answers its note after its value and a newline (values never hold one).
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
+local np = ARGV[9] ~= '' and p .. ARGV[9]
 local out, i = {}, 0
 for id in string.gmatch(ARGV[6], '[^,]+') do
   i = i + 1
@@ -74,6 +77,10 @@ for id in string.gmatch(ARGV[6], '[^,]+') do
     else
       if w then redis.call('DEL', wk) end
       out[i] = redis.call('SET', vp .. id, 'x', 'GET') or ''
+      if np then
+        local n = redis.call('GET', np .. id)
+        if n then out[i] = out[i] .. '\\n' .. n end
+      end
     end
   elseif redis.call('GET', k) == owner then
     redis.call('PEXPIRE', k, ttl)
@@ -96,14 +103,21 @@ return out`
 
 // ARGV as LEASE_MANY's, the ttl's place taken by the companions' new value ('' = leave);
 // ARGV[7] the clock's name and ARGV[8] the number to raise it to ('' = neither). A clock
-// missing here (the store lost it) is left for the next LEASE_MANY to start.
+// missing here (the store lost it) is left for the next LEASE_MANY to start. ARGV[9] the
+// notes' prefix ('' = none), ARGV[10] their ttl, then a note per id in order ('' = none):
+// kept only beside a value written.
 const RELEASE_MANY = `
 local p, owner, set = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp = p .. 'lease:' .. ARGV[2], p .. ARGV[3]
+local np = ARGV[9] ~= '' and set ~= '' and p .. ARGV[9]
+local i = 0
 for id in string.gmatch(ARGV[6], '[^,]+') do
+  i = i + 1
   local k = lp .. id
   if redis.call('GET', k) == owner then
     if set ~= '' then redis.call('SET', vp .. id, set) end
+    local n = ARGV[10 + i]
+    if np and n and n ~= '' then redis.call('SET', np .. id, n, 'PX', ARGV[10]) end
     redis.call('DEL', k)
   end
 end
@@ -279,13 +293,21 @@ export class RedisCoord implements Coord {
         ids.join(','),
         space.clock ?? '',
         crypto.randomUUID(),
+        space.note ?? '',
       )
       const values = new Array<string | null>(ids.length)
+      const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null
       for (let i = 0; i < ids.length; i++) {
         const v = res[i]
         values[i] = v === null || v === undefined || (v as unknown) === false ? null : v
+        const nl = notes ? (values[i]?.indexOf('\n') ?? -1) : -1
+        if (nl >= 0) {
+          notes![i] = values[i]!.slice(nl + 1)
+          values[i] = values[i]!.slice(0, nl)
+        }
       }
-      return { values, clock: space.clock ? parseClock(res[ids.length]) : null }
+      const clock = space.clock ? parseClock(res[ids.length]) : null
+      return notes ? { values, clock, notes } : { values, clock }
     })
   }
 
@@ -295,8 +317,10 @@ export class RedisCoord implements Coord {
     set: string | null,
     owner: string,
     raise?: number,
+    notes?: readonly (string | null)[],
   ): Promise<void> {
     if (ids.length === 0) return Promise.resolve()
+    const withNotes = space.note && set !== null && notes?.some(Boolean)
     return this.run(async () => {
       await this.redis.mfReleaseMany(
         this.prefix,
@@ -307,6 +331,7 @@ export class RedisCoord implements Coord {
         ids.join(','),
         space.clock ?? '',
         raise === undefined ? '' : String(raise),
+        ...(withNotes ? [space.note!, NOTE_TTL_MS, ...notes!.map((n) => n ?? '')] : ['']),
       )
     })
   }

@@ -208,6 +208,36 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     t.equal((await f.coord.leaseMany(plain, [1], 'x', 500)).clock, null, 'a space without one')
   })
 
+  t.test('a lease space with notes: left by releaseMany, read by the next taker', async (t) => {
+    const space = {
+      lease: fresh('ln') + ':',
+      value: fresh('ln-v') + ':',
+      note: fresh('ln-n') + ':',
+    }
+    const first = await f.coord.leaseMany(space, [1, 2, 3], 'x', 500)
+    t.same(first.notes, [null, null, null], 'none yet')
+    await f.coord.releaseMany(space, [1, 2, 3], 's1', 'x', undefined, ['a\nb', null, ''])
+    const second = await f.peer.leaseMany(space, [1, 2, 3], 'y', 500)
+    t.same(second.values, ['s1', 's1', 's1'], 'the values apart from the notes')
+    t.same(second.notes, ['a\nb', null, null], 'a note per id where one was left')
+    const renewed = await f.peer.leaseMany(space, [1], 'y', 500)
+    t.same(renewed.notes, [null], 'a renewal reads none')
+    await f.peer.releaseMany(space, [1], null, 'y', undefined, ['c'])
+    t.same(
+      (await f.coord.leaseMany(space, [1], 'x', 500)).notes,
+      ['a\nb'],
+      'none left beside no value: the last one stays',
+    )
+    await f.coord.releaseMany(space, [1], 's2', 'y', undefined, ['d'])
+    t.same(
+      (await f.peer.leaseMany(space, [1], 'y', 500)).values,
+      [null],
+      'a non-holder leaves nothing (x still holds it)',
+    )
+    const plain = { lease: fresh('lnp') + ':', value: fresh('lnp-v') + ':' }
+    t.equal((await f.coord.leaseMany(plain, [1], 'x', 500)).notes, undefined, 'a space without')
+  })
+
   t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {
     const l = fresh('lease')
     t.equal(await f.coord.lease(l, 'a', 150), true, 'a acquires')

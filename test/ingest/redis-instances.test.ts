@@ -1,7 +1,8 @@
 // Two ingest pipelines ("instances") sharing one store and one real redis-server race the
 // same meters: every identity is created exactly once across both, per-meter turns never
 // interleave, and when Redis loses its keys ClickHouse still has the final word.
-import t from 'tap'
+import t, { type Test } from 'tap'
+import { Redis } from 'ioredis'
 import { HistoryLoader } from '../../src/store/history.js'
 import { ActorRegistry } from '../../src/actors/registry.js'
 import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
@@ -130,69 +131,99 @@ if (!redisAvailable({ own: true })) {
     },
   )
 
-  t.test(
-    'a meter taking turns on both instances catches up on the other: flags as in one batch',
-    async (t) => {
-      // saldo with a decrease, an implausible jump and readings sent late
-      const values = Array.from({ length: 24 }, (_, i) =>
-        i === 6 ? 90 : i === 12 ? 50_000 : 100 + i * 2,
-      )
-      const order = [
-        0, 1, 2, 3, 4, 5, 7, 8, 6, 9, 10, 11, 13, 14, 15, 12, 16, 17, 20, 21, 18, 19, 22, 23,
-      ]
-      const t0 = Date.now() - 3 * 3_600_000
-      const item = (meter: string, i: number) => ({
-        meter,
-        kind: 'saldo',
-        value: values[i]!,
-        unit: 'kwh',
-        recorded_at: new Date(t0 + i * 60_000).toISOString(),
-      })
-      const history1 = s.app.parts.actors.env.history
-      const windows1 = history1.queries.windows
-      const windows = history2.queries.windows
-      const changes = history2.queries.changes
-      for (const [k, i] of order.entries()) {
-        const out = await (k % 2 ? first : second).ingest({
-          workspaceId,
-          items: [item('alt', i)],
-          source: 'report',
-        })
-        t.equal(out.accepted, 1, `reading ${i} stored once`)
-      }
-      const sorted = await first.ingest({
+  // A meter taking turns on both instances, one reading at a time: a decrease, an
+  // implausible jump and readings sent late. Each instance catches up on what the other
+  // wrote: from the note the other left with the lease, or, where there is none (expired,
+  // or too long), from the store. Either way the flags are those of one sorted batch.
+  const raw = new Redis(redis.url)
+  t.teardown(() => raw.quit())
+  /** Waits until no meter lease is held (released after its linger), then drops every note. */
+  const dropNotes = async () => {
+    for (let i = 0; i < 100 && (await raw.keys('*lease:meter:*')).length; i++)
+      await new Promise((r) => setTimeout(r, 5))
+    const notes = await raw.keys('*mnote:*')
+    if (notes.length) await raw.del(...notes)
+    return notes.length
+  }
+  const alternate = async (t: Test, name: string, withNotes: boolean) => {
+    const values = Array.from({ length: 24 }, (_, i) =>
+      i === 6 ? 90 : i === 12 ? 50_000 : 100 + i * 2,
+    )
+    const order = [
+      0, 1, 2, 3, 4, 5, 7, 8, 6, 9, 10, 11, 13, 14, 15, 12, 16, 17, 20, 21, 18, 19, 22, 23,
+    ]
+    const t0 = Date.now() - 3 * 3_600_000
+    const item = (meter: string, i: number) => ({
+      meter,
+      kind: 'saldo',
+      value: values[i]!,
+      unit: 'kwh',
+      recorded_at: new Date(t0 + i * 60_000).toISOString(),
+    })
+    const history1 = s.app.parts.actors.env.history
+    const windows1 = history1.queries.windows
+    const windows = history2.queries.windows
+    const changes1 = history1.queries.changes
+    const changes = history2.queries.changes
+    let dropped = 0
+    for (const [k, i] of order.entries()) {
+      if (!withNotes) dropped += await dropNotes()
+      const out = await (k % 2 ? first : second).ingest({
         workspaceId,
-        items: values.map((_, i) => item('sorted', i)),
+        items: [item(name, i)],
         source: 'report',
       })
-      t.equal(sorted.accepted, values.length)
-      t.equal(
-        history2.queries.windows - windows,
-        0,
-        'the instance that created the meter never loaded its window',
-      )
-      t.equal(history1.queries.windows - windows1, 1, 'the other loaded it once')
+      t.equal(out.accepted, 1, `reading ${i} stored once`)
+    }
+    const sorted = await first.ingest({
+      workspaceId,
+      items: values.map((_, i) => item(`${name}-sorted`, i)),
+      source: 'report',
+    })
+    t.equal(sorted.accepted, values.length)
+    t.equal(
+      history2.queries.windows - windows,
+      0,
+      'the instance that created the meter never loaded its window',
+    )
+    t.equal(history1.queries.windows - windows1, 1, 'the other loaded it once')
+    const caughtUp = history1.queries.changes - changes1 + history2.queries.changes - changes
+    if (withNotes)
+      t.equal(caughtUp, 0, 'and caught up from the notes, not the store, on every turn after')
+    else {
+      t.ok(dropped >= order.length - 2, `notes left and dropped (${dropped})`)
       t.ok(
-        history2.queries.changes - changes >= order.length / 2 - 1,
-        `and caught up on every turn after (${history2.queries.changes - changes})`,
+        caughtUp >= order.length - 2,
+        `without notes, caught up from the store on every turn after (${caughtUp})`,
       )
-      const flagsOf = async (meter: string) =>
-        (
-          await store.sql.query<{ at: string; flags: string[] }>(
-            `SELECT toString(recorded_at) AS at, quality_flags AS flags FROM readings FINAL
-             WHERE workspace_id = ${workspaceId} AND meter_id =
-               (SELECT any(id) FROM meters FINAL WHERE workspace_id = ${workspaceId} AND meter_identifier = '${meter}')
-             ORDER BY recorded_at`,
-          )
-        ).map((r) => ({ at: r.at, flags: [...r.flags].sort() }))
-      const alt = await flagsOf('alt')
-      t.equal(alt.length, values.length, 'every reading stored')
-      t.ok(
-        alt.some((r) => r.flags.length > 0),
-        `the series carries flags (${JSON.stringify(alt.map((r) => r.flags))})`,
-      )
-      t.same(alt, await flagsOf('sorted'), 'the same flags as the sorted batch on one instance')
-    },
+    }
+    const flagsOf = async (meter: string) =>
+      (
+        await store.sql.query<{ at: string; flags: string[] }>(
+          `SELECT toString(recorded_at) AS at, quality_flags AS flags FROM readings FINAL
+           WHERE workspace_id = ${workspaceId} AND meter_id =
+             (SELECT any(id) FROM meters FINAL WHERE workspace_id = ${workspaceId} AND meter_identifier = '${meter}')
+           ORDER BY recorded_at`,
+        )
+      ).map((r) => ({ at: r.at, flags: [...r.flags].sort() }))
+    const alt = await flagsOf(name)
+    t.equal(alt.length, values.length, 'every reading stored')
+    t.ok(
+      alt.some((r) => r.flags.length > 0),
+      `the series carries flags (${JSON.stringify(alt.map((r) => r.flags))})`,
+    )
+    t.same(
+      alt,
+      await flagsOf(`${name}-sorted`),
+      'the same flags as the sorted batch on one instance',
+    )
+  }
+
+  t.test('a meter taking turns on both instances catches up from the notes left', (t) =>
+    alternate(t, 'alt', true),
+  )
+  t.test('and from the store where no note is left: the same flags', (t) =>
+    alternate(t, 'alt-store', false),
   )
 
   t.test('per-token rate limit is shared through Redis', async (t) => {
