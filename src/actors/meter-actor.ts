@@ -111,6 +111,8 @@ export interface LockedMeter {
   untouched: boolean
   since: number | null
   note: string | null
+  /** The turn's rows go into a hand-over note (the meter is likely to move on). */
+  noting: boolean
 }
 
 /** Per entry: the stamp its actor sees now, or why its turn did not run (or failed). */
@@ -165,6 +167,8 @@ export interface Turn {
   /** Stored neighbours whose flags changed: re-versioned from their full rows. */
   restate: ReadingKey[]
   status: StatusOut | null
+  /** Its rows go into a hand-over note (`keepNote`; under locks only). */
+  noting: boolean
   /** Set by the phase that failed: nothing of this turn may count as stored. */
   failed?: unknown
 }
@@ -302,6 +306,7 @@ export class MeterActor {
       changed: null,
       restate: NONE,
       status: null,
+      noting: false,
     }
   }
 
@@ -377,9 +382,9 @@ export class MeterActor {
     return this.behindNote !== null
   }
 
-  /** Phase 4 (under locks): this turn's rows for its hand-over note line. */
+  /** Phase 4: this turn's rows for its hand-over note line, where it has one. */
   keepNote(turn: Turn): void {
-    this.noted = notedRows(turn.rows)
+    if (turn.noting) this.noted = notedRows(turn.rows)
   }
 
   /** The hand-over note line of the turn that just ended (its rows, the status now). */

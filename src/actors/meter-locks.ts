@@ -86,6 +86,11 @@ function noteFor(
   return note.slice(0, a) === seen && note.slice(a + 1, b) === stamp ? note.slice(b + 1) : null
 }
 
+/** The hand-over note a hold leaves with `stamp` (read by `noteFor`); null where it has none. */
+function noteOf(h: Hold | undefined, stamp: string | null): string | null {
+  return stamp !== null && h?.lines ? `${h.found}\n${stamp}\n${h.lines.join('\n')}` : null
+}
+
 /** A monotonic µs clock of this process: stamps without a store (the lease tests). */
 function localClock(): StampClock {
   let last = 0
@@ -174,6 +179,7 @@ export class CoordMeterLocks implements MeterLocks {
         untouched: false,
         since: null,
         note: null,
+        noting: h.lines !== null,
       })
     }
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
@@ -210,10 +216,12 @@ export class CoordMeterLocks implements MeterLocks {
             epoch,
             idle: false,
             found: stamp,
-            lines: [],
+            // A note only of a meter that came from elsewhere (or is new to its actor): it
+            // is likely to go back. One that stays here costs no note.
+            lines: changed ? [] : null,
             chars: 0,
           })
-          locked.push({ index: i, changed, untouched: stamp === '', since, note })
+          locked.push({ index: i, changed, untouched: stamp === '', since, note, noting: changed })
         })
       }
       if (locked.length) {
@@ -298,7 +306,7 @@ export class CoordMeterLocks implements MeterLocks {
       const h = this.held.get(id)
       const stamp = h?.stamp ?? null
       this.held.delete(id)
-      const note = stamp !== null && h?.lines ? `${h.found}\n${stamp}\n${h.lines.join('\n')}` : null
+      const note = noteOf(h, stamp)
       const same = byStamp.get(stamp)
       if (same) {
         same.ids.push(id)

@@ -48,7 +48,7 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
     const outcomes = await locks.withLocks(
       batch.map((e) => e.actor),
       async (locked) => {
-        const lockedTurns = locked.map(({ index, changed, untouched, since, note }) => {
+        const lockedTurns = locked.map(({ index, changed, untouched, since, note, noting }) => {
           const e = batch[index]!
           // A meter this instance has just created, with no turn ended anywhere, has no
           // history to load: its empty window is complete (as without locks). One whose
@@ -61,7 +61,9 @@ export async function runTurns(env: ActorEnv, batch: BatchEntry[]): Promise<void
             !(since !== null && e.actor.behind(since))
           )
             e.actor.reset()
-          return (held[index] = begin(e))
+          const t = (held[index] = begin(e))
+          t.noting = noting
+          return t
         })
         await phases(env, lockedTurns)
       },
@@ -205,7 +207,7 @@ async function write(env: ActorEnv, turns: Turn[]): Promise<void> {
     }
     t.actor.body(t, body)
     if (feed) t.actor.feedRows(t, feed)
-    if (env.locks) t.actor.keepNote(t)
+    t.actor.keepNote(t)
     t.rows = NONE
   }
   try {

@@ -94,8 +94,8 @@ export interface Coord {
   /**
    * Releases the leases of `ids` held by `owner`, setting their companions to `set` first
    * (null: leave them), and raises the space's clock to `raise` (if it is higher). Where the
-   * space has notes and `set` is not null, `notes[i]` (if any) is left for the next holder of
-   * `ids[i]`.
+   * space has notes and `set` is not null, `notes[i]` (if not null or '') is left for the
+   * next holder of `ids[i]`.
    */
   releaseMany(
     space: LeaseSpace,

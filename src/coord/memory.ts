@@ -160,9 +160,8 @@ export class MemoryCoord implements Coord {
       const lease = `lease:${space.lease}${id}`
       if (this.live(lease)?.value !== owner) return
       if (set !== null) this.values.set(space.value + id, { value: set, expiresAt: Infinity })
-      const note = notes?.[i]
-      if (set !== null && space.note && note)
-        this.values.set(space.note + id, { value: note, expiresAt: noteUntil })
+      const note = set !== null && space.note ? notes?.[i] : null
+      if (note) this.values.set(`${space.note}${id}`, { value: note, expiresAt: noteUntil })
       this.values.delete(lease)
     })
     const clock = space.clock ? parseClock(this.live(space.clock)?.value) : null

@@ -104,20 +104,18 @@ return out`
 // ARGV as LEASE_MANY's, the ttl's place taken by the companions' new value ('' = leave);
 // ARGV[7] the clock's name and ARGV[8] the number to raise it to ('' = neither). A clock
 // missing here (the store lost it) is left for the next LEASE_MANY to start. ARGV[9] the
-// notes' prefix ('' = none), ARGV[10] their ttl, then a note per id in order ('' = none):
-// kept only beside a value written.
+// notes' prefix ('' = none), ARGV[10] their ttl, ARGV[11] a note per id in order, each
+// ended by the byte 30 (an empty one: none): kept only beside a value written.
 const RELEASE_MANY = `
 local p, owner, set = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp = p .. 'lease:' .. ARGV[2], p .. ARGV[3]
 local np = ARGV[9] ~= '' and set ~= '' and p .. ARGV[9]
-local i = 0
+local notes = np and string.gmatch(ARGV[11], '([^\\30]*)\\30')
 for id in string.gmatch(ARGV[6], '[^,]+') do
-  i = i + 1
-  local k = lp .. id
+  local k, n = lp .. id, notes and notes()
   if redis.call('GET', k) == owner then
     if set ~= '' then redis.call('SET', vp .. id, set) end
-    local n = ARGV[10 + i]
-    if np and n and n ~= '' then redis.call('SET', np .. id, n, 'PX', ARGV[10]) end
+    if n and n ~= '' then redis.call('SET', np .. id, n, 'PX', ARGV[10]) end
     redis.call('DEL', k)
   end
 end
@@ -320,7 +318,10 @@ export class RedisCoord implements Coord {
     notes?: readonly (string | null)[],
   ): Promise<void> {
     if (ids.length === 0) return Promise.resolve()
-    const withNotes = space.note && set !== null && notes?.some(Boolean)
+    // One argument for all notes (an argument each cost ioredis ~2.5 µs per meter).
+    let text = ''
+    if (space.note && set !== null && notes?.some(Boolean))
+      for (let i = 0; i < ids.length; i++) text += `${notes[i] ?? ''}\x1e`
     return this.run(async () => {
       await this.redis.mfReleaseMany(
         this.prefix,
@@ -331,7 +332,7 @@ export class RedisCoord implements Coord {
         ids.join(','),
         space.clock ?? '',
         raise === undefined ? '' : String(raise),
-        ...(withNotes ? [space.note!, NOTE_TTL_MS, ...notes!.map((n) => n ?? '')] : ['']),
+        ...(text ? [space.note!, NOTE_TTL_MS, text] : ['']),
       )
     })
   }

@@ -26,36 +26,40 @@ if (!redisAvailable({ own: true })) {
   t.teardown(() => s.close())
   const { token, workspaceId } = await s.tenant()
 
-  // The second instance: its own coordination client, meter index and actors; same store.
-  const coord2 = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
-  await coord2.connect()
-  t.teardown(() => coord2.close())
   const store = s.app.parts.store
-  const meters2 = new MeterRepo(store, coord2)
-  await meters2.init()
-  const profiles2 = new ProfileRepo(store.sql, coord2)
-  await profiles2.init()
-  const tenants2 = new TenantRepo(store, coord2)
-  await tenants2.init()
-  const history2 = new HistoryLoader(store.sql)
-  const second = new IngestPipeline({
-    meters: meters2,
-    profiles: profiles2,
-    tenants: tenants2,
-    coord: coord2,
-    outbox: new MemoryOutbox(),
-    decoder: null,
-    actors: new ActorRegistry({
-      store,
-      history: history2,
+  /** Another instance: its own coordination client, meter index and actors; same store and Redis. */
+  const instance = async () => {
+    const coord = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
+    await coord.connect()
+    t.teardown(() => coord.close())
+    const meters = new MeterRepo(store, coord)
+    await meters.init()
+    const profiles = new ProfileRepo(store.sql, coord)
+    await profiles.init()
+    const tenants = new TenantRepo(store, coord)
+    await tenants.init()
+    const history = new HistoryLoader(store.sql)
+    const ingest = new IngestPipeline({
+      meters,
+      profiles,
+      tenants,
+      coord,
       outbox: new MemoryOutbox(),
-      locks: new CoordMeterLocks(coord2, { clock: store }),
-      takeUnused: (id) => meters2.takeUnused(id),
+      decoder: null,
+      actors: new ActorRegistry({
+        store,
+        history,
+        outbox: new MemoryOutbox(),
+        locks: new CoordMeterLocks(coord, { clock: store }),
+        takeUnused: (id) => meters.takeUnused(id),
+        now: () => Date.now(),
+      }),
       now: () => Date.now(),
-    }),
-    now: () => Date.now(),
-    maxItems: 10_000,
-  })
+      maxItems: 10_000,
+    })
+    return { ingest, history }
+  }
+  const { ingest: second, history: history2 } = await instance()
   const first = s.app.parts.ingest
   const base = Date.now() - 86400_000
   const batch = (from: number, n: number, meters: number) =>
@@ -131,21 +135,24 @@ if (!redisAvailable({ own: true })) {
     },
   )
 
-  // A meter taking turns on both instances, one reading at a time: a decrease, an
+  // A meter taking turns on two instances, one reading at a time: a decrease, an
   // implausible jump and readings sent late. Each instance catches up on what the other
-  // wrote: from the note the other left with the lease, or, where there is none (expired,
-  // or too long), from the store. Either way the flags are those of one sorted batch.
+  // wrote: from the note the other left with the lease, else (no note: it expired or was
+  // lost) from the store. Either way the flags are those of one sorted batch.
   const raw = new Redis(redis.url)
   t.teardown(() => raw.quit())
-  /** Waits until no meter lease is held (released after its linger), then drops every note. */
+  /** Once no meter lease is held (each goes back after its linger), drops every note. */
   const dropNotes = async () => {
-    for (let i = 0; i < 100 && (await raw.keys('*lease:meter:*')).length; i++)
+    for (let i = 0; i < 200 && (await raw.keys('*lease:meter:*')).length; i++)
       await new Promise((r) => setTimeout(r, 5))
     const notes = await raw.keys('*mnote:*')
     if (notes.length) await raw.del(...notes)
-    return notes.length
   }
-  const alternate = async (t: Test, name: string, withNotes: boolean) => {
+  interface Instance {
+    ingest: Pick<IngestPipeline, 'ingest'>
+    history: HistoryLoader
+  }
+  const alternate = async (t: Test, name: string, [a, b]: Instance[], notes: boolean) => {
     const values = Array.from({ length: 24 }, (_, i) =>
       i === 6 ? 90 : i === 12 ? 50_000 : 100 + i * 2,
     )
@@ -160,15 +167,10 @@ if (!redisAvailable({ own: true })) {
       unit: 'kwh',
       recorded_at: new Date(t0 + i * 60_000).toISOString(),
     })
-    const history1 = s.app.parts.actors.env.history
-    const windows1 = history1.queries.windows
-    const windows = history2.queries.windows
-    const changes1 = history1.queries.changes
-    const changes = history2.queries.changes
-    let dropped = 0
+    const q = { a: { ...a!.history.queries }, b: { ...b!.history.queries } }
     for (const [k, i] of order.entries()) {
-      if (!withNotes) dropped += await dropNotes()
-      const out = await (k % 2 ? first : second).ingest({
+      if (!notes) await dropNotes()
+      const out = await (k % 2 ? b! : a!).ingest.ingest({
         workspaceId,
         items: [item(name, i)],
         source: 'report',
@@ -181,22 +183,26 @@ if (!redisAvailable({ own: true })) {
       source: 'report',
     })
     t.equal(sorted.accepted, values.length)
+    const { queries: qa } = a!.history
+    const { queries: qb } = b!.history
     t.equal(
-      history2.queries.windows - windows,
+      qa.windows - q.a.windows,
       0,
       'the instance that created the meter never loaded its window',
     )
-    t.equal(history1.queries.windows - windows1, 1, 'the other loaded it once')
-    const caughtUp = history1.queries.changes - changes1 + history2.queries.changes - changes
-    if (withNotes)
-      t.equal(caughtUp, 0, 'and caught up from the notes, not the store, on every turn after')
-    else {
-      t.ok(dropped >= order.length - 2, `notes left and dropped (${dropped})`)
-      t.ok(
-        caughtUp >= order.length - 2,
-        `without notes, caught up from the store on every turn after (${caughtUp})`,
+    t.equal(qb.windows - q.b.windows, 1, 'the other loaded it once')
+    const fromStore = qa.changes - q.a.changes + qb.changes - q.b.changes
+    if (notes)
+      t.equal(
+        fromStore,
+        0,
+        `then caught up from the notes on every turn (${fromStore} from the store)`,
       )
-    }
+    else
+      t.ok(
+        fromStore >= order.length - 2,
+        `then caught up from the store on every turn (${fromStore})`,
+      )
     const flagsOf = async (meter: string) =>
       (
         await store.sql.query<{ at: string; flags: string[] }>(
@@ -219,11 +225,15 @@ if (!redisAvailable({ own: true })) {
     )
   }
 
+  const pair = [
+    { ingest: second, history: history2 },
+    { ingest: first, history: s.app.parts.actors.env.history },
+  ]
   t.test('a meter taking turns on both instances catches up from the notes left', (t) =>
-    alternate(t, 'alt', true),
+    alternate(t, 'alt', pair, true),
   )
   t.test('and from the store where no note is left: the same flags', (t) =>
-    alternate(t, 'alt-store', false),
+    alternate(t, 'alt-store', pair, false),
   )
 
   t.test('per-token rate limit is shared through Redis', async (t) => {
