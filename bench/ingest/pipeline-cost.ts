@@ -8,14 +8,16 @@
 // this is for comparing two trees of the code a few per cent apart (run it alternately).
 //
 //   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
-//     [--windows 2] [--shared [--late] | --telegram | --fleet N] [--top 15]
+//     [--windows 2] [--shared [--late] | --telegram | --fleet N] [--redis URL] [--top 15]
 //
 // --shared: every lane names the same meters (the `shared` scenario's bodies), else each
 // lane its own (the `gateway` scenario's); --late: of those, every 10th reading 3 hours late
 // (the `shared 500, 10 % late by 3 h` row's); --fleet N: each lane owns N meters, every
 // request names the next `meters` of them, each meter reporting every 15 minutes (the
 // `fleet` scenario's bodies); --telegram: the telegram gateway rows' plain
-// wM-Bus bodies (decoded by one worker, whose time is not counted). Linux only (the main thread's CPU is read from /proc).
+// wM-Bus bodies (decoded by one worker, whose time is not counted); --redis URL: coordinated
+// through that redis-server, as an instance of a deployment (every meter's turn under a
+// lease; flush it between runs). Linux only (the main thread's CPU is read from /proc).
 import fs from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
@@ -36,6 +38,7 @@ const { values: o } = parseArgs({
     telegram: { type: 'boolean', default: false },
     fleet: { type: 'string', default: '0' },
     top: { type: 'string', default: '15' },
+    redis: { type: 'string' },
   },
 })
 const lanes = Number(o.lanes)
@@ -50,7 +53,7 @@ interface SampledNode {
 }
 
 // The telegram bodies' frames differ (telegram-frames.ts): the repeat check runs as configured.
-const server = await startTestServer({ WORKERS: '1' })
+const server = await startTestServer({ WORKERS: '1', ...(o.redis ? { REDIS_URL: o.redis } : {}) })
 const ws = await server.admin('POST', '/workspaces', {
   name: 'pipeline-cost',
   provision_cap_per_hour: 1_000_000_000,
