@@ -141,10 +141,14 @@ if (!redisAvailable({ own: true })) {
   // lost) from the store. Either way the flags are those of one sorted batch.
   const raw = new Redis(redis.url)
   t.teardown(() => raw.quit())
-  /** Once no meter lease is held (each goes back after its linger), drops every note. */
-  const dropNotes = async () => {
+  /** Until no meter lease is held (each goes back after its linger). */
+  const leasesBack = async () => {
     for (let i = 0; i < 200 && (await raw.keys('*lease:meter:*')).length; i++)
       await new Promise((r) => setTimeout(r, 5))
+  }
+  /** Once the leases are back, drops every note. */
+  const dropNotes = async () => {
+    await leasesBack()
     const notes = await raw.keys('*mnote:*')
     if (notes.length) await raw.del(...notes)
   }
@@ -235,6 +239,24 @@ if (!redisAvailable({ own: true })) {
   t.test('and from the store where no note is left: the same flags', (t) =>
     alternate(t, 'alt-store', pair, false),
   )
+
+  t.test('a meter that stays on one instance leaves no note', async (t) => {
+    const item = (i: number) => ({
+      meter: 'stays',
+      kind: 'saldo',
+      value: i,
+      unit: 'kwh',
+      recorded_at: new Date(base + i * 60_000).toISOString(),
+    })
+    // Its first hold, new to its actor, leaves one: dropped once the lease is back.
+    t.equal((await first.ingest({ workspaceId, items: [item(0)], source: 'report' })).accepted, 1)
+    await dropNotes()
+    for (let i = 1; i < 4; i++) {
+      t.equal((await first.ingest({ workspaceId, items: [item(i)], source: 'report' })).accepted, 1)
+      await leasesBack()
+    }
+    t.same(await raw.keys('*mnote:*'), [], 'no note after its turns')
+  })
 
   t.test('per-token rate limit is shared through Redis', async (t) => {
     const tenant = await s.tenant({ rateLimit: 3 })
