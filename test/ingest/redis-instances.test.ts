@@ -26,40 +26,36 @@ if (!redisAvailable({ own: true })) {
   t.teardown(() => s.close())
   const { token, workspaceId } = await s.tenant()
 
+  // The second instance: its own coordination client, meter index and actors; same store.
+  const coord2 = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
+  await coord2.connect()
+  t.teardown(() => coord2.close())
   const store = s.app.parts.store
-  /** Another instance: its own coordination client, meter index and actors; same store and Redis. */
-  const instance = async () => {
-    const coord = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
-    await coord.connect()
-    t.teardown(() => coord.close())
-    const meters = new MeterRepo(store, coord)
-    await meters.init()
-    const profiles = new ProfileRepo(store.sql, coord)
-    await profiles.init()
-    const tenants = new TenantRepo(store, coord)
-    await tenants.init()
-    const history = new HistoryLoader(store.sql)
-    const ingest = new IngestPipeline({
-      meters,
-      profiles,
-      tenants,
-      coord,
+  const meters2 = new MeterRepo(store, coord2)
+  await meters2.init()
+  const profiles2 = new ProfileRepo(store.sql, coord2)
+  await profiles2.init()
+  const tenants2 = new TenantRepo(store, coord2)
+  await tenants2.init()
+  const history2 = new HistoryLoader(store.sql)
+  const second = new IngestPipeline({
+    meters: meters2,
+    profiles: profiles2,
+    tenants: tenants2,
+    coord: coord2,
+    outbox: new MemoryOutbox(),
+    decoder: null,
+    actors: new ActorRegistry({
+      store,
+      history: history2,
       outbox: new MemoryOutbox(),
-      decoder: null,
-      actors: new ActorRegistry({
-        store,
-        history,
-        outbox: new MemoryOutbox(),
-        locks: new CoordMeterLocks(coord, { clock: store }),
-        takeUnused: (id) => meters.takeUnused(id),
-        now: () => Date.now(),
-      }),
+      locks: new CoordMeterLocks(coord2, { clock: store }),
+      takeUnused: (id) => meters2.takeUnused(id),
       now: () => Date.now(),
-      maxItems: 10_000,
-    })
-    return { ingest, history }
-  }
-  const { ingest: second, history: history2 } = await instance()
+    }),
+    now: () => Date.now(),
+    maxItems: 10_000,
+  })
   const first = s.app.parts.ingest
   const base = Date.now() - 86400_000
   const batch = (from: number, n: number, meters: number) =>
