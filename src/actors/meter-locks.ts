@@ -14,16 +14,21 @@
 // call each way, and the turns whose leases came back run as one batch (a turn per meter,
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
 // readings/s against 190,000 in-process).
-// A lease outlives its turn by a few milliseconds (`lingerMs`): the meter's next turn here
-// takes it over without Redis, and the leases left go back together. That next turn is
-// there when requests overlap on the same meters, and when a client sends its next request
-// as soon as it is answered (a gateway or head-end pushing, a replay, an import). A meter
-// is kept that way for at most `maxHoldMs` from the moment its lease was taken; then it
-// goes back, and if another instance asked for it meanwhile, Redis gives it to that one
-// first (Coord.leaseMany), so a meter busy here is still had elsewhere in turn.
+// A lease outlives its turn: the meter's next turn here takes it over without Redis. A lease
+// nobody else asked for is kept until its meter has been idle for `keepMs` (a gateway or
+// head-end pushing, a replay, an import, a meter reporting every few seconds: one lease
+// cycle for many turns, where a cycle per turn was ~7 Redis commands per meter, as much of
+// Redis's CPU per reading as the ingest's own main thread spent). Another instance refused a
+// lease tells its holder (`LeaseSpace.want`, a message on the holder's channel); from then
+// the lease outlives its turn by a few milliseconds only (`lingerMs`), for the next turn
+// when requests overlap on the same meters, and the meter is kept for at most `maxHoldMs`
+// from when its lease was taken; then it goes back, and Redis gives it to the instance that
+// asked first (Coord.leaseMany), so a meter busy here is still had elsewhere in turn. A meter
+// nobody asked for goes back after `keepMs` too, busy or not: a refusal whose message was
+// lost waits that long at most.
 // A turn may outlast the lease's TTL (a slow store, a long decode): every lease held is
-// renewed every third of the TTL, all of them in one script call, so another instance never
-// takes a meter while its turn still runs here.
+// renewed every third of the TTL (a script call per 2,000), so another instance never takes
+// a meter while its turn still runs here.
 import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
@@ -36,6 +41,7 @@ const METERS: LeaseSpace = {
   value: 'mstamp:',
   clock: 'meter-clock',
   note: 'mnote:',
+  want: 'mwant:',
 }
 
 /**
@@ -46,6 +52,9 @@ export interface StampClock {
   version(): number
   observeVersion(v: number): void
 }
+
+/** Leases renewed per script call (`renewHeld`). */
+const RENEW_CHUNK = 2_000
 
 /** A stamp as written: `<version>@<epoch of the shared clock>`. */
 const stampOf = (version: number, epoch: string) => `${version}@${epoch}`
@@ -104,10 +113,15 @@ export interface MeterLockOptions {
   ttlMs?: number
   /** How long a turn waits for meters another instance holds before it fails (503). */
   waitMs?: number
-  /** How long a lease outlives its turn for the meter's next turn here. */
+  /** How long a lease another instance asked for outlives its turn, for the meter's next turn here. */
   lingerMs?: number
-  /** How long a meter is kept here at most from when its lease was taken. */
+  /** How long a meter another instance asked for is kept here at most from when its lease was taken. */
   maxHoldMs?: number
+  /**
+   * How long a lease nobody else asked for is kept for the meter's next turn here after its
+   * last one, and how long such a meter is kept at most from when its lease was taken.
+   */
+  keepMs?: number
   /** Must be the store's version clock wherever actors catch up on stamps (build.ts). */
   clock?: StampClock
 }
@@ -122,6 +136,10 @@ interface Hold {
   epoch: string
   /** No turn runs on it: the next one here may take it over. */
   idle: boolean
+  /** When its last turn here ended. */
+  idleSince: number
+  /** Another instance was refused it: it goes back as soon as `lingerMs`/`maxHoldMs` allow. */
+  wanted: boolean
   /** The stamp found when it was taken: where the hand-over note starts. */
   found: string
   /** Per turn ended here, its line of the hand-over note; null: no note (a line missing, or too long). */
@@ -136,12 +154,14 @@ export class CoordMeterLocks implements MeterLocks {
   private renewTimer: NodeJS.Timeout | null = null
   private renewing = false
   private lingerTimer: NodeJS.Timeout | null = null
+  private keepTimer: NodeJS.Timeout | null = null
   private closed = false
 
   private readonly ttlMs: number
   private readonly waitMs: number
   private readonly lingerMs: number
   private readonly maxHoldMs: number
+  private readonly keepMs: number
   private readonly clock: StampClock
 
   constructor(
@@ -152,7 +172,23 @@ export class CoordMeterLocks implements MeterLocks {
     this.waitMs = o.waitMs ?? 30_000
     this.lingerMs = o.lingerMs ?? 10
     this.maxHoldMs = o.maxHoldMs ?? 100
+    this.keepMs = o.keepMs ?? 5_000
     this.clock = o.clock ?? localClock()
+    // Until subscribed (or with Redis's subscriber down) a refusal goes unheard here: the
+    // meter then goes back after `keepMs`.
+    coord.subscribe(METERS.want + this.owner, (ids) => this.wantedElsewhere(ids)).catch(() => {})
+  }
+
+  /** Another instance was refused these meters (comma-separated ids). */
+  private wantedElsewhere(ids: string): void {
+    let idle = false
+    for (const id of ids.split(',')) {
+      const h = this.held.get(Number(id))
+      if (!h || h.wanted) continue
+      h.wanted = true
+      idle ||= h.idle
+    }
+    if (idle) this.lingerThenRelease()
   }
 
   async withLocks(
@@ -192,11 +228,11 @@ export class CoordMeterLocks implements MeterLocks {
         } catch (error) {
           for (const i of pending) out[i] = { error }
           // The leases taken over stay held; their stamps are written when they go.
+          const now = Date.now()
           for (const l of locked) {
             out[l.index] = { error }
-            this.held.get(entries[l.index]!.meterId)!.idle = true
+            this.idleFrom(this.held.get(entries[l.index]!.meterId)!, now)
           }
-          if (locked.length) this.lingerThenRelease()
           return out
         }
         const now = Date.now()
@@ -215,6 +251,8 @@ export class CoordMeterLocks implements MeterLocks {
             stamp: null,
             epoch,
             idle: false,
+            idleSince: now,
+            wanted: false,
             found: stamp,
             // A note only of a meter that came from elsewhere (or is new to its actor): it
             // is likely to go back. One that stays here costs no note.
@@ -246,9 +284,9 @@ export class CoordMeterLocks implements MeterLocks {
   }
 
   /**
-   * `fn` for meters whose leases are ours. After it, a lease lingers for the meter's next
-   * turn here, unless the meter was kept long enough, the turn failed or the locks close:
-   * then it goes back now.
+   * `fn` for meters whose leases are ours. After it, a lease is kept for the meter's next
+   * turn here (`keepMs`, or `lingerMs` once another instance asked for it), unless the meter
+   * was kept long enough, the turn failed or the locks close: then it goes back now.
    */
   private async run(
     entries: readonly LockEntry[],
@@ -285,10 +323,10 @@ export class CoordMeterLocks implements MeterLocks {
         stamp = { epoch: h.epoch, text: stampOf(version, h.epoch) }
       h.stamp = version === null ? null : stamp!.text
       if (h.stamp !== null) out[l.index] = { seen: h.stamp }
-      if (failed || this.closed || now - h.since >= this.maxHoldMs) release.push(id)
-      else h.idle = true
+      if (failed || this.closed || now - h.since >= (h.wanted ? this.maxHoldMs : this.keepMs))
+        release.push(id)
+      else this.idleFrom(h, now)
     }
-    if (release.length < locked.length) this.lingerThenRelease()
     // Sent now, so it reaches Redis before any next turn here asks for the same meters (one
     // connection, in order); not awaited: a holder that dies before it lands leaves 'x'.
     if (release.length) void this.release(release)
@@ -324,28 +362,58 @@ export class CoordMeterLocks implements MeterLocks {
     )
   }
 
-  /** The lingering leases go back together once no turn here took them over. */
+  /** No turn runs on `h` from `now`: it is kept for the meter's next turn here, for a while. */
+  private idleFrom(h: Hold, now: number): void {
+    h.idle = true
+    h.idleSince = now
+    if (h.wanted) this.lingerThenRelease()
+    else this.keepThenRelease()
+  }
+
+  /** The idle leases others asked for go back together once no turn here took them over. */
   private lingerThenRelease(): void {
     if (this.lingerTimer) return
     this.lingerTimer = setTimeout(() => {
       this.lingerTimer = null
-      void this.release(this.idleIds())
+      void this.release(this.idleIds((h) => h.wanted))
     }, this.lingerMs)
     this.lingerTimer.unref()
   }
 
-  private idleIds(): number[] {
+  /** The idle leases nobody else asked for go back once idle for `keepMs`, a sweep at a time. */
+  private keepThenRelease(): void {
+    if (this.keepTimer) return
+    this.keepTimer = setTimeout(
+      () => {
+        this.keepTimer = null
+        const before = Date.now() - this.keepMs
+        void this.release(this.idleIds((h) => h.idleSince <= before))
+        for (const h of this.held.values()) if (h.idle) return this.keepThenRelease()
+      },
+      Math.max(10, this.keepMs / 4),
+    )
+    this.keepTimer.unref()
+  }
+
+  private idleIds(which: (h: Hold) => boolean = () => true): number[] {
     const ids: number[] = []
-    for (const [id, h] of this.held) if (h.idle) ids.push(id)
+    for (const [id, h] of this.held) if (h.idle && which(h)) ids.push(id)
     return ids
   }
 
-  /** Gives back every lingering lease at once; leases of turns still running go when they end. */
+  /** Gives back every idle lease now, each with its stamp and note (tests of hand-overs). */
+  giveBackIdle(): Promise<void> {
+    return this.release(this.idleIds())
+  }
+
+  /** Gives back every idle lease at once; leases of turns still running go when they end. */
   async close(): Promise<void> {
     this.closed = true
     if (this.lingerTimer) clearTimeout(this.lingerTimer)
+    if (this.keepTimer) clearTimeout(this.keepTimer)
     this.lingerTimer = null
-    await this.release(this.idleIds())
+    this.keepTimer = null
+    await this.giveBackIdle()
   }
 
   private renewWhileHeld(): void {
@@ -363,13 +431,20 @@ export class CoordMeterLocks implements MeterLocks {
     }
     if (this.renewing) return
     this.renewing = true
-    const ids = [...this.held.keys()]
-    this.coord
-      .leaseMany(METERS, ids, this.owner, this.ttlMs)
-      // Redis unreachable: the turn's own writes fail or succeed on their own; keep trying.
-      .catch(() => {})
-      .finally(() => {
-        this.renewing = false
-      })
+    void this.renewHeld([...this.held.keys()]).finally(() => {
+      this.renewing = false
+    })
+  }
+
+  /**
+   * A call per `RENEW_CHUNK` ids, one after another: the leases kept for a busy fleet are
+   * thousands, and one script over all of them would hold Redis up for everyone meanwhile.
+   */
+  private async renewHeld(ids: number[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += RENEW_CHUNK)
+      await this.coord
+        .leaseMany(METERS, ids.slice(i, i + RENEW_CHUNK), this.owner, this.ttlMs)
+        // Redis unreachable: the turn's own writes fail or succeed on their own; keep trying.
+        .catch(() => {})
   }
 }

@@ -27,6 +27,13 @@ export interface LeaseSpace {
    * holder that takes the lease (`leaseMany`).
    */
   note?: string
+  /**
+   * The prefix of the channels a holder hears on when others want its leases: a `leaseMany`
+   * refused a lease because `holder` holds it publishes the refused ids (comma-separated) on
+   * `<want><holder>`, each time it is refused. A holder that keeps idle leases gives those
+   * back soon (meter-locks.ts).
+   */
+  want?: string
 }
 
 /** How long a hand-over note is kept: it serves the next holder, or nobody. */
@@ -83,7 +90,9 @@ export interface Coord {
    * once the lease is free, it is refused to others (for up to a second) until that owner
    * takes it. A lease newly taken (not one renewed) sets its companion to 'x' until
    * `releaseMany` writes it: if the holder dies in between, the next one reads 'x', not the
-   * value from before. Used for per-meter turns: one round trip for all meters of a request.
+   * value from before. In a space with `want`, the ids refused because another owner holds
+   * them are published to that holder. Used for per-meter turns: one round trip for all
+   * meters of a request.
    */
   leaseMany(
     space: LeaseSpace,

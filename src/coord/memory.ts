@@ -122,14 +122,21 @@ export class MemoryCoord implements Coord {
   ): Promise<LeaseBatch> {
     const values: (string | null)[] = []
     const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null
+    const wanted = new Map<string, number[]>()
     for (const id of ids) {
       const want = `want:${space.lease}${id}`
       const w = this.live(want)?.value
-      const mine = this.live(`lease:${space.lease}${id}`)?.value === owner
+      const holder = this.live(`lease:${space.lease}${id}`)?.value
+      const mine = holder === owner
       // A free lease goes to the owner refused first.
       const waitedFor = !mine && w !== undefined && w !== owner
       if (waitedFor || !(await this.lease(space.lease + id, owner, ttlMs))) {
         if (w === undefined) this.values.set(want, { value: owner, expiresAt: this.now() + 1000 })
+        if (space.want && holder !== undefined && !mine) {
+          const list = wanted.get(holder)
+          if (list) list.push(id)
+          else wanted.set(holder, [id])
+        }
         values.push(null)
         continue
       }
@@ -139,6 +146,7 @@ export class MemoryCoord implements Coord {
       this.values.delete(want)
       this.values.set(space.value + id, { value: 'x', expiresAt: Infinity })
     }
+    for (const [holder, list] of wanted) this.bus.emit(space.want + holder, list.join(','))
     const withNotes = notes ? { notes } : {}
     if (!space.clock || ids.length === 0) return { values, clock: null, ...withNotes }
     let c = this.live(space.clock)?.value

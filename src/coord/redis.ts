@@ -61,11 +61,14 @@ return 1`
 // none), read once per call and answered after the ids' values; missing, it starts as
 // ARGV[8] (a new epoch) with 0. ARGV[9] the space's notes' prefix ('' = none): a lease
 // newly taken answers its note after its value and a newline (values never hold one).
+// ARGV[10] the space's want channels' prefix ('' = none): the ids refused because another
+// owner holds them are published to `<prefix><want><holder>`, one message per holder.
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
 local np = ARGV[9] ~= '' and p .. ARGV[9]
-local out, i = {}, 0
+local wc = ARGV[10] ~= '' and p .. ARGV[10]
+local out, i, wanted = {}, 0, {}
 for id in string.gmatch(ARGV[6], '[^,]+') do
   i = i + 1
   local k, wk = lp .. id, wp .. id
@@ -82,13 +85,20 @@ for id in string.gmatch(ARGV[6], '[^,]+') do
         if n then out[i] = out[i] .. '\\n' .. n end
       end
     end
-  elseif redis.call('GET', k) == owner then
-    redis.call('PEXPIRE', k, ttl)
-    out[i] = redis.call('GET', vp .. id) or ''
   else
-    redis.call('SET', wk, owner, 'NX', 'PX', 1000)
-    out[i] = false
+    local cur = redis.call('GET', k)
+    if cur == owner then
+      redis.call('PEXPIRE', k, ttl)
+      out[i] = redis.call('GET', vp .. id) or ''
+    else
+      redis.call('SET', wk, owner, 'NX', 'PX', 1000)
+      out[i] = false
+      if wc and cur then wanted[cur] = wanted[cur] and (wanted[cur] .. ',' .. id) or id end
+    end
   end
+end
+if wc then
+  for holder, list in pairs(wanted) do redis.call('PUBLISH', wc .. holder, list) end
 end
 if ARGV[7] ~= '' then
   local ck = p .. ARGV[7]
@@ -292,6 +302,7 @@ export class RedisCoord implements Coord {
         space.clock ?? '',
         crypto.randomUUID(),
         space.note ?? '',
+        space.want ?? '',
       )
       const values = new Array<string | null>(ids.length)
       const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null

@@ -237,6 +237,41 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     t.equal((await f.coord.leaseMany(plain, [1], 'x', 500)).notes, undefined, 'a space without')
   })
 
+  t.test('a lease space with want channels: a refusal is told to the holder', async (t) => {
+    const space = {
+      lease: fresh('lw') + ':',
+      value: fresh('lw-v') + ':',
+      want: fresh('lw-w') + ':',
+    }
+    const heard: string[] = []
+    const other: string[] = []
+    await f.coord.subscribe(`${space.want}x`, (m) => heard.push(m))
+    await f.coord.subscribe(`${space.want}y`, (m) => other.push(m))
+    await f.coord.leaseMany(space, [1, 2], 'x', 500)
+    await f.coord.leaseMany(space, [3], 'z', 500)
+    t.same(
+      (await f.peer.leaseMany(space, [1, 4, 2, 3], 'y', 500)).values,
+      [null, '', null, null],
+      'held ones refused',
+    )
+    for (let i = 0; i < 100 && heard.length < 1; i++) await sleep(10)
+    t.same(heard, ['1,2'], "x hears the ids it holds that y was refused, in y's order")
+    await f.coord.leaseMany(space, [1], 'x', 500)
+    await f.peer.releaseMany(space, [4], 'v', 'y')
+    await sleep(50)
+    t.same(heard, ['1,2'], 'a renewal or a release tells nobody')
+    t.same(other, [], 'nor the owner refused')
+    await f.peer.leaseMany(space, [2], 'y', 500)
+    for (let i = 0; i < 100 && heard.length < 2; i++) await sleep(10)
+    t.same(heard, ['1,2', '2'], 'told again at every refusal')
+    const plain = { lease: fresh('lwp') + ':', value: fresh('lwp-v') + ':' }
+    await f.coord.subscribe('x', (m) => other.push(m))
+    await f.coord.leaseMany(plain, [1], 'x', 500)
+    await f.peer.leaseMany(plain, [1], 'y', 500)
+    await sleep(50)
+    t.same(other, [], 'a space without want channels tells nobody')
+  })
+
   t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {
     const l = fresh('lease')
     t.equal(await f.coord.lease(l, 'a', 150), true, 'a acquires')

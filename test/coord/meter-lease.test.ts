@@ -20,9 +20,9 @@ if (!redisAvailable()) {
     for (const c of coords) await c.close()
     await redis.stop()
   })
-  // A 150 ms lease; A's turn takes 1 s.
-  const a = new CoordMeterLocks(coords[0]!, { ttlMs: 150, waitMs: 10_000 })
-  const b = new CoordMeterLocks(coords[1]!, { ttlMs: 150, waitMs: 10_000 })
+  // A 150 ms lease; A's turn takes 1 s. An idle lease is kept 200 ms.
+  const a = new CoordMeterLocks(coords[0]!, { ttlMs: 150, waitMs: 10_000, keepMs: 200 })
+  const b = new CoordMeterLocks(coords[1]!, { ttlMs: 150, waitMs: 10_000, keepMs: 200 })
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
   t.test('a turn longer than the TTL keeps the meter to itself', async (t) => {
@@ -240,6 +240,47 @@ if (!redisAvailable()) {
     },
   )
 
+  t.test(
+    'a lease nobody else asked for is kept past the linger; asked for, it goes back at once',
+    async (t) => {
+      const c = new CoordMeterLocks(coords[0]!, {
+        ttlMs: 30_000,
+        waitMs: 10_000,
+        lingerMs: 10,
+        keepMs: 60_000,
+      })
+      t.teardown(() => c.close())
+      const [o1] = await c.withLocks([{ meterId: 304, seen: null }], async () => {})
+      await sleep(100)
+      t.equal(
+        await coords[1]!.lease('meter:304', 'someone', 1000),
+        false,
+        'still held after 100 ms',
+      )
+      const from = Date.now()
+      await b.withLocks([{ meterId: 304, seen: seenOf(o1) }], async (l) => {
+        t.same(
+          l.map((x) => x.changed),
+          [false],
+          'the other instance finds the stamp of the last turn written',
+        )
+      })
+      t.ok(Date.now() - from < 1_000, 'told it was wanted, the holder gave it back at once')
+    },
+  )
+
+  t.test('a kept lease goes back once its meter was idle for the keep time', async (t) => {
+    const c = new CoordMeterLocks(coords[0]!, { ttlMs: 30_000, keepMs: 200 })
+    t.teardown(() => c.close())
+    await c.withLocks([{ meterId: 305, seen: null }], async () => {})
+    await sleep(50)
+    await c.withLocks([{ meterId: 305, seen: null }], async () => {})
+    await sleep(100)
+    t.equal(await coords[1]!.lease('meter:305', 'someone', 1000), false, 'kept while in use')
+    await sleep(400)
+    t.equal(await coords[1]!.lease('meter:305', 'someone', 1000), true, 'given back when idle')
+  })
+
   t.test('close gives back the lingering leases at once', async (t) => {
     const c = new CoordMeterLocks(coords[0]!, {
       ttlMs: 30_000,
@@ -255,7 +296,8 @@ if (!redisAvailable()) {
     t.ok(Date.now() - from < 1_000, 'free without waiting for the linger')
   })
 
-  t.test('the lease is given back after the turn', async (t) => {
+  t.test('the lease is given back once its meter was idle for the keep time', async (t) => {
+    await sleep(300)
     t.ok(await coords[1]!.lease('meter:42', 'someone', 1000), 'free again')
   })
 }

@@ -38,6 +38,7 @@ if (!redisAvailable({ own: true })) {
   const tenants2 = new TenantRepo(store, coord2)
   await tenants2.init()
   const history2 = new HistoryLoader(store.sql)
+  const locks2 = new CoordMeterLocks(coord2, { clock: store })
   const second = new IngestPipeline({
     meters: meters2,
     profiles: profiles2,
@@ -49,7 +50,7 @@ if (!redisAvailable({ own: true })) {
       store,
       history: history2,
       outbox: new MemoryOutbox(),
-      locks: new CoordMeterLocks(coord2, { clock: store }),
+      locks: locks2,
       takeUnused: (id) => meters2.takeUnused(id),
       now: () => Date.now(),
     }),
@@ -137,8 +138,13 @@ if (!redisAvailable({ own: true })) {
   // lost) from the store. Either way the flags are those of one sorted batch.
   const raw = new Redis(redis.url)
   t.teardown(() => raw.quit())
-  /** Until no meter lease is held (each goes back after its linger). */
+  /**
+   * Both instances give back the meter leases they keep (each would keep one nobody asked
+   * for up to its keep time), and they are back.
+   */
   const leasesBack = async () => {
+    const locks1 = s.app.parts.actors.env.locks as CoordMeterLocks
+    await Promise.all([locks1.giveBackIdle(), locks2.giveBackIdle()])
     for (let i = 0; i < 200 && (await raw.keys('*lease:meter:*')).length; i++)
       await new Promise((r) => setTimeout(r, 5))
   }
