@@ -250,7 +250,10 @@ if (!redisAvailable()) {
         keepMs: 60_000,
       })
       t.teardown(() => c.close())
-      const [o1] = await c.withLocks([{ meterId: 304, seen: null }], async () => {})
+      // New to this actor (as if it came from elsewhere): it goes back after the linger.
+      const [o0] = await c.withLocks([{ meterId: 304, seen: null }], async () => {})
+      await sleep(50)
+      const [o1] = await c.withLocks([{ meterId: 304, seen: seenOf(o0) }], async () => {})
       await sleep(100)
       t.equal(
         await coords[1]!.lease('meter:304', 'someone', 1000),
@@ -272,9 +275,11 @@ if (!redisAvailable()) {
   t.test('a kept lease goes back once its meter was idle for the keep time', async (t) => {
     const c = new CoordMeterLocks(coords[0]!, { ttlMs: 30_000, keepMs: 200 })
     t.teardown(() => c.close())
-    await c.withLocks([{ meterId: 305, seen: null }], async () => {})
+    const [o0] = await c.withLocks([{ meterId: 305, seen: null }], async () => {})
     await sleep(50)
-    await c.withLocks([{ meterId: 305, seen: null }], async () => {})
+    const [o1] = await c.withLocks([{ meterId: 305, seen: seenOf(o0) }], async () => {})
+    await sleep(50)
+    await c.withLocks([{ meterId: 305, seen: seenOf(o1) }], async () => {})
     await sleep(100)
     t.equal(await coords[1]!.lease('meter:305', 'someone', 1000), false, 'kept while in use')
     await sleep(400)
