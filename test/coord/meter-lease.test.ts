@@ -41,6 +41,33 @@ if (!redisAvailable()) {
     t.not((outA as { seen: string }).seen, (outB as { seen: string }).seen, 'each left a stamp')
   })
 
+  t.test(
+    'a long turn over more meters than one renewal call keeps every one of them',
+    async (t) => {
+      const ids = Array.from({ length: 2_500 }, (_, i) => 10_000 + i)
+      let ended = 0
+      const turnA = a.withLocks(
+        ids.map((meterId) => ({ meterId, seen: null })),
+        async () => {
+          await sleep(600)
+          ended = Date.now()
+        },
+      )
+      await sleep(300) // past two TTLs: only renewals kept the leases
+      let ranAt = 0
+      const [outB] = await b.withLocks([{ meterId: ids.at(-1)!, seen: null }], async () => {
+        ranAt = Date.now()
+      })
+      const outA = await turnA
+      t.ok(ranAt >= ended, "B's turn on the last meter ran only after A's turn ended")
+      t.ok(outB && 'seen' in outB, 'and ended')
+      t.ok(
+        outA.every((o) => 'seen' in o),
+        'every meter of the long turn ended',
+      )
+    },
+  )
+
   t.test('the meters of a batch run together; one held elsewhere runs once free', async (t) => {
     const rounds: number[][] = []
     const holdB = b.withLocks([{ meterId: 7, seen: null }], () => sleep(300))
