@@ -132,7 +132,8 @@ export class MemoryCoord implements Coord {
       const waitedFor = !mine && w !== undefined && w !== owner
       if (waitedFor || !(await this.lease(space.lease + id, owner, ttlMs))) {
         if (w === undefined) this.values.set(want, { value: owner, expiresAt: this.now() + 1000 })
-        if (space.want && holder !== undefined && !mine) {
+        // Refused with a holder: another owner's (a lease of ours is renewed, not refused).
+        if (space.want && holder !== undefined) {
           const list = wanted.get(holder)
           if (list) list.push(id)
           else wanted.set(holder, [id])
