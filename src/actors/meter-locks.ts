@@ -28,7 +28,9 @@
 // lost waits that long at most.
 // A turn may outlast the lease's TTL (a slow store, a long decode): every lease held is
 // renewed every third of the TTL (a script call per 2,000), so another instance never takes
-// a meter while its turn still runs here.
+// a meter while its turn still runs here. The TTL (10 s) bounds what an instance's death
+// costs the others: the meters it kept wait that long for their leases to lapse (with 30 s,
+// every meter a killed instance had used in its last 5 s stalled its next requests 30 s).
 import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
@@ -171,7 +173,7 @@ export class CoordMeterLocks implements MeterLocks {
     private readonly coord: Coord,
     o: MeterLockOptions = {},
   ) {
-    this.ttlMs = o.ttlMs ?? 30_000
+    this.ttlMs = o.ttlMs ?? 10_000
     this.waitMs = o.waitMs ?? 30_000
     this.lingerMs = o.lingerMs ?? 10
     this.maxHoldMs = o.maxHoldMs ?? 100

@@ -323,4 +323,56 @@ if (!redisAvailable({ own: true })) {
     }
     t.equal(next.length, 1, `after the kill exactly one other instance runs it (${next})`)
   })
+
+  t.test('the meters a killed instance kept are taken over within the lease TTL', async (t) => {
+    // An instance keeps the leases of meters it used in its last seconds (meter-locks.ts):
+    // after its kill -9 they lapse with their TTL (10 s), and only then may another instance
+    // run those meters' turns. The requests meanwhile wait; they must not fail.
+    const alive = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null)
+    t.ok(alive.length >= 2, `two instances still run (${alive.length})`)
+    const [holder, other] = alive as [Proc, Proc]
+    const w = await admin(other.url, 'POST', '/workspaces', {
+      name: 'takeover',
+      provision_cap_per_hour: 10_000,
+    })
+    const u = await admin(other.url, 'POST', `/workspaces/${w.id}/users`, {
+      email: `${w.id}@example.com`,
+    })
+    const ws = await admin(other.url, 'POST', `/workspaces/${w.id}/tokens`, {
+      user_id: u.id,
+      scopes: ['data:report', 'data:read'],
+    })
+    const meters = Array.from({ length: 50 }, (_, i) => `takeover-${i}`)
+    const batch = (min: number) =>
+      meters.map((meter, i) => ({
+        meter,
+        kind: 'saldo',
+        value: 100 + min + i,
+        unit: 'kwh',
+        recorded_at: at(min),
+      }))
+    const first = await report(holder.url, ws.token, batch(0))
+    t.equal(
+      count(statuses([first]), 'created'),
+      meters.length,
+      'the holder stored the first readings',
+    )
+    await holder.kill('SIGKILL')
+    const started = Date.now()
+    const next = await report(other.url, ws.token, batch(15))
+    const took = Date.now() - started
+    t.equal(next.status, first.status, `answered ${next.status} as the first`)
+    t.equal(
+      count(statuses([next]), 'created'),
+      meters.length,
+      'another instance stored the next ones',
+    )
+    t.ok(took < 12_000, `taken over within the lease TTL and a poll (${took} ms)`)
+    const stored = await readingsOf(
+      other.url,
+      ws.token,
+      (await listMeters(other.url, ws.token))[0]!.id,
+    )
+    t.equal(stored.length, 2, 'both readings of a meter are stored')
+  })
 }
