@@ -26,15 +26,25 @@
 // asked first (Coord.leaseMany), so a meter busy here is still had elsewhere in turn. A meter
 // nobody asked for goes back after `keepMs` too, busy or not: a refusal whose message was
 // lost waits that long at most.
-// A turn may outlast the lease's TTL (a slow store, a long decode): every lease held is
-// renewed every third of the TTL (a script call per 2,000), so another instance never takes
-// a meter while its turn still runs here. The TTL (10 s) bounds what an instance's death
-// costs the others: the meters it kept wait that long for their leases to lapse (with 30 s,
-// every meter a killed instance had used in its last 5 s stalled its next requests 30 s).
+// The leases live by the instance's heartbeat (LeaseSpace.alive): every third of the TTL
+// it is set again, so another instance never takes a meter while its turn still runs here
+// however long the turn, and the thousands of leases a busy fleet keeps cost nothing to
+// keep (each renewed every third of the TTL was ~17 % of the fleet's rate, a script call
+// per 2,000). The TTL (10 s) bounds what an instance's death costs the others: the meters
+// it kept are taken over once its heartbeat lapses (with 30 s, every meter a killed
+// instance had used in its last 5 s stalled its next requests 30 s). A heartbeat found
+// lapsed here (the event loop stalled, Redis unreachable for a TTL) means others may have
+// taken some of these meters: every lease held goes back as soon as its turn allows.
 import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
-import type { Coord, LeaseBatch, LeaseSpace } from '../coord/coord.js'
+import {
+  HEARTBEAT_LEASE_TTL_MS,
+  HEARTBEAT_MARK,
+  type Coord,
+  type LeaseBatch,
+  type LeaseSpace,
+} from '../coord/coord.js'
 import { NOTE_MAX_CHARS } from './handover-note.js'
 
 /** Lease `lease:meter:<id>`, stamp `mstamp:<id>` (the key names every instance agrees on). */
@@ -44,6 +54,7 @@ const METERS: LeaseSpace = {
   clock: 'meter-clock',
   note: 'mnote:',
   want: 'mwant:',
+  alive: 'malive:',
 }
 
 /**
@@ -145,6 +156,8 @@ interface Hold {
    * actor): it goes back as soon as `lingerMs`/`maxHoldMs` allow.
    */
   wanted: boolean
+  /** When its key in Redis was last given its full ttl (`HEARTBEAT_LEASE_TTL_MS`). */
+  renewed: number
   /** The stamp found when it was taken: where the hand-over note starts. */
   found: string
   /** Per turn ended here, its line of the hand-over note; null: no note (a line missing, or too long). */
@@ -153,7 +166,7 @@ interface Hold {
 }
 
 export class CoordMeterLocks implements MeterLocks {
-  private readonly owner = crypto.randomUUID()
+  private readonly owner = HEARTBEAT_MARK + crypto.randomUUID()
   /** Leases held here (in a turn or lingering), renewed by `renewTimer`. */
   private readonly held = new Map<number, Hold>()
   private renewTimer: NodeJS.Timeout | null = null
@@ -257,6 +270,7 @@ export class CoordMeterLocks implements MeterLocks {
             epoch,
             idle: false,
             idleSince: now,
+            renewed: now,
             // A meter that came from another instance is likely to be asked back: it goes
             // back as it did before it was kept (two instances taking turns on the same
             // meters lost ~8 % to the refusal each hold waited for).
@@ -430,7 +444,10 @@ export class CoordMeterLocks implements MeterLocks {
     this.renewTimer.unref()
   }
 
-  /** Extends every lease held here; stops the timer once none is. */
+  /**
+   * Sets the heartbeat the leases held here live by, and renews the keys of those held for
+   * half their key ttl; stops the timer once none is held.
+   */
   private renew(): void {
     if (this.held.size === 0) {
       clearInterval(this.renewTimer!)
@@ -439,20 +456,48 @@ export class CoordMeterLocks implements MeterLocks {
     }
     if (this.renewing) return
     this.renewing = true
-    void this.renewHeld([...this.held.keys()]).finally(() => {
+    void this.beat().finally(() => {
       this.renewing = false
     })
   }
 
+  private async beat(): Promise<void> {
+    let alive: boolean
+    try {
+      alive = await this.coord.heartbeat(METERS, this.owner, this.ttlMs)
+    } catch {
+      // Redis unreachable: the turns' own writes fail or succeed on their own; keep trying.
+      return
+    }
+    if (!alive) this.lapsed()
+    const now = Date.now()
+    const old: number[] = []
+    for (const [id, h] of this.held)
+      if (now - h.renewed >= HEARTBEAT_LEASE_TTL_MS / 2) {
+        h.renewed = now
+        old.push(id)
+      }
+    await this.renewHeld(old)
+  }
+
+  /** The heartbeat had lapsed: any lease held here may be another's now. All go back soon. */
+  private lapsed(): void {
+    let idle = false
+    for (const h of this.held.values()) {
+      h.wanted = true
+      idle ||= h.idle
+    }
+    if (idle) this.lingerThenRelease()
+  }
+
   /**
-   * A call per `RENEW_CHUNK` ids, one after another: the leases kept for a busy fleet are
-   * thousands, and one script over all of them would hold Redis up for everyone meanwhile.
+   * A call per `RENEW_CHUNK` ids, one after another: one script over thousands of leases
+   * would hold Redis up for everyone meanwhile.
    */
   private async renewHeld(ids: number[]): Promise<void> {
     for (let i = 0; i < ids.length; i += RENEW_CHUNK)
       await this.coord
         .leaseMany(METERS, ids.slice(i, i + RENEW_CHUNK), this.owner, this.ttlMs)
-        // Redis unreachable: the turn's own writes fail or succeed on their own; keep trying.
         .catch(() => {})
   }
 }

@@ -5,6 +5,8 @@ import v8 from 'node:v8'
 import { BYTES_PER_CLAIM, ClaimTable } from './claim-table.js'
 import { publishTake } from './channel.js'
 import {
+  HEARTBEAT_LEASE_TTL_MS,
+  HEARTBEAT_MARK,
   NOTE_TTL_MS,
   parseClock,
   windowStart,
@@ -123,14 +125,23 @@ export class MemoryCoord implements Coord {
     const values: (string | null)[] = []
     const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null
     const wanted = new Map<string, number[]>()
+    // An owner on a heartbeat (LeaseSpace.alive): its call sets it; its leases live long.
+    const beats = space.alive !== undefined && owner.startsWith(HEARTBEAT_MARK)
+    if (beats) await this.heartbeat(space, owner, ttlMs)
+    const keyTtl = beats ? HEARTBEAT_LEASE_TTL_MS : ttlMs
     for (const id of ids) {
       const want = `want:${space.lease}${id}`
       const w = this.live(want)?.value
-      const holder = this.live(`lease:${space.lease}${id}`)?.value
+      let holder = this.live(`lease:${space.lease}${id}`)?.value
+      // A heartbeat owner's lease whose heartbeat lapsed is free.
+      if (holder !== undefined && holder !== owner && this.lapsed(space, holder)) {
+        this.values.delete(`lease:${space.lease}${id}`)
+        holder = undefined
+      }
       const mine = holder === owner
       // A free lease goes to the owner refused first.
       const waitedFor = !mine && w !== undefined && w !== owner
-      if (waitedFor || !(await this.lease(space.lease + id, owner, ttlMs))) {
+      if (waitedFor || !(await this.lease(space.lease + id, owner, keyTtl))) {
         if (w === undefined) this.values.set(want, { value: owner, expiresAt: this.now() + 1000 })
         // Refused with a holder: another owner's (a lease of ours is renewed, not refused).
         if (space.want && holder !== undefined) {
@@ -154,6 +165,23 @@ export class MemoryCoord implements Coord {
     if (c === undefined)
       this.values.set(space.clock, { value: (c = `${randomUUID()}:0`), expiresAt: Infinity })
     return { values, clock: parseClock(c), ...withNotes }
+  }
+
+  async heartbeat(space: LeaseSpace, owner: string, ttlMs: number): Promise<boolean> {
+    if (space.alive === undefined) return true
+    const key = space.alive + owner
+    const was = this.live(key) !== undefined
+    this.values.set(key, { value: '1', expiresAt: this.now() + ttlMs })
+    return was
+  }
+
+  /** Whether `holder` is a heartbeat owner whose heartbeat is gone. */
+  private lapsed(space: LeaseSpace, holder: string): boolean {
+    return (
+      space.alive !== undefined &&
+      holder.startsWith(HEARTBEAT_MARK) &&
+      this.live(space.alive + holder) === undefined
+    )
   }
 
   async releaseMany(

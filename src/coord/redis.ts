@@ -5,6 +5,7 @@ import { Redis } from 'ioredis'
 import { apiError } from '../errors.js'
 import { publishTake } from './channel.js'
 import {
+  HEARTBEAT_LEASE_TTL_MS,
   NOTE_TTL_MS,
   parseClock,
   windowStart,
@@ -63,16 +64,34 @@ return 1`
 // newly taken answers its note after its value and a newline (values never hold one).
 // ARGV[10] the space's want channels' prefix ('' = none): the ids refused because another
 // owner holds them are published to `<prefix><want><holder>`, one message per holder.
+// ARGV[11] the space's heartbeat prefix ('' = none), ARGV[12] the key ttl of a heartbeat
+// owner's leases (LeaseSpace.alive): such an owner's call sets its heartbeat for the ttl, and
+// a lease whose heartbeat owner's key is gone is taken as a free one (byte 126 is '~',
+// HEARTBEAT_MARK).
 const LEASE_MANY = `
 local p, owner, ttl = ARGV[1], ARGV[4], ARGV[5]
 local lp, vp, wp = p .. 'lease:' .. ARGV[2], p .. ARGV[3], p .. 'want:' .. ARGV[2]
 local np = ARGV[9] ~= '' and p .. ARGV[9]
 local wc = ARGV[10] ~= '' and p .. ARGV[10]
+local ap = ARGV[11] ~= '' and p .. ARGV[11]
+local keyTtl = ttl
+if ap and string.byte(owner) == 126 then
+  redis.call('SET', ap .. owner, '1', 'PX', ttl)
+  keyTtl = ARGV[12]
+end
 local out, i, wanted = {}, 0, {}
 for id in string.gmatch(ARGV[6], '[^,]+') do
   i = i + 1
   local k, wk = lp .. id, wp .. id
-  if redis.call('SET', k, owner, 'NX', 'PX', ttl) then
+  local took, cur = redis.call('SET', k, owner, 'NX', 'PX', keyTtl), nil
+  if not took then
+    cur = redis.call('GET', k)
+    if ap and cur ~= owner and string.byte(cur) == 126 and redis.call('EXISTS', ap .. cur) == 0 then
+      redis.call('SET', k, owner, 'PX', keyTtl)
+      took = true
+    end
+  end
+  if took then
     local w = redis.call('GET', wk)
     if w and w ~= owner then
       redis.call('DEL', k)
@@ -86,9 +105,8 @@ for id in string.gmatch(ARGV[6], '[^,]+') do
       end
     end
   else
-    local cur = redis.call('GET', k)
     if cur == owner then
-      redis.call('PEXPIRE', k, ttl)
+      redis.call('PEXPIRE', k, keyTtl)
       out[i] = redis.call('GET', vp .. id) or ''
     else
       redis.call('SET', wk, owner, 'NX', 'PX', 1000)
@@ -303,6 +321,8 @@ export class RedisCoord implements Coord {
         crypto.randomUUID(),
         space.note ?? '',
         space.want ?? '',
+        space.alive ?? '',
+        HEARTBEAT_LEASE_TTL_MS,
       )
       const values = new Array<string | null>(ids.length)
       const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null
@@ -318,6 +338,13 @@ export class RedisCoord implements Coord {
       const clock = space.clock ? parseClock(res[ids.length]) : null
       return notes ? { values, clock, notes } : { values, clock }
     })
+  }
+
+  heartbeat(space: LeaseSpace, owner: string, ttlMs: number): Promise<boolean> {
+    if (!space.alive) return Promise.resolve(true)
+    // ioredis adds the prefix (keyPrefix), as for every key not built in a script.
+    const key = space.alive + owner
+    return this.run(async () => (await this.redis.set(key, '1', 'PX', ttlMs, 'GET')) !== null)
   }
 
   releaseMany(

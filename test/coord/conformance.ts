@@ -3,7 +3,7 @@
 // claims and messages mean the same with one instance or many.
 import type { Test } from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import type { Coord } from '../../src/coord/coord.js'
+import { HEARTBEAT_MARK, type Coord } from '../../src/coord/coord.js'
 
 export interface CoordFixture {
   /** The instance under test; its clock is `clock`. */
@@ -270,6 +270,46 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
     await f.peer.leaseMany(plain, [1], 'y', 500)
     await sleep(50)
     t.same(other, [], 'a space without want channels tells nobody')
+  })
+
+  t.test("a lease space with heartbeats: a lapsed holder's leases are free", async (t) => {
+    const space = {
+      lease: fresh('la') + ':',
+      value: fresh('la-v') + ':',
+      alive: fresh('la-a') + ':',
+    }
+    const [x, y] = [`${HEARTBEAT_MARK}x`, `${HEARTBEAT_MARK}y`]
+    t.equal(await f.coord.heartbeat(space, x, 150), false, 'no heartbeat before the first')
+    t.same((await f.coord.leaseMany(space, [1, 2], x, 150)).values, ['', ''], 'x takes two')
+    t.equal(await f.coord.heartbeat(space, x, 150), true, 'its call set its heartbeat')
+    for (let i = 0; i < 4; i++) {
+      f.clock.advance(60)
+      await sleep(60)
+      await f.coord.heartbeat(space, x, 150)
+    }
+    t.same(
+      (await f.peer.leaseMany(space, [1, 2], y, 150)).values,
+      [null, null],
+      'past their ttl, kept by the heartbeat alone',
+    )
+    let taken: (string | null)[] = []
+    const lapsed = await expire(
+      f,
+      150,
+      async () => (taken = (await f.peer.leaseMany(space, [1], y, 150)).values)[0] !== null,
+    )
+    t.ok(lapsed, "x's heartbeat lapsed: y takes its lease")
+    t.same(taken, ['x'], 'with the mark x took it with (x never released it)')
+    t.equal(await f.coord.heartbeat(space, x, 150), false, 'x learns that it had lapsed')
+    t.same((await f.coord.leaseMany(space, [1], x, 150)).values, [null], 'and y holds it now')
+    // An older release's holder (no heartbeat mark, a space without `alive`): its ttl only.
+    const older = { lease: space.lease, value: space.value }
+    t.same((await f.coord.leaseMany(older, [3], 'plain', 5_000)).values, [''], 'taken')
+    t.same(
+      (await f.peer.leaseMany(space, [3], y, 150)).values,
+      [null],
+      'an owner without the mark keeps its lease without a heartbeat',
+    )
   })
 
   t.test('a lease is exclusive, renewable by its holder, released, and expires', async (t) => {

@@ -1,5 +1,5 @@
-// The per-meter lease is renewed while a turn runs: a turn longer than the lease's TTL
-// still keeps another instance out of that meter. Two lock holders with their own Redis
+// The per-meter leases live by their holder's heartbeat: a turn longer than the TTL still
+// keeps another instance out of that meter, a dead holder's meters are free once it lapses. Two lock holders with their own Redis
 // connections on one real redis-server stand in for two instances.
 import t, { type Test } from 'tap'
 import { RedisCoord } from '../../src/coord/redis.js'
@@ -42,7 +42,7 @@ if (!redisAvailable()) {
   })
 
   t.test(
-    'a long turn over more meters than one renewal call keeps every one of them',
+    'a long turn over thousands of meters keeps every one of them (one heartbeat)',
     async (t) => {
       const ids = Array.from({ length: 2_500 }, (_, i) => 10_000 + i)
       let ended = 0
@@ -53,7 +53,7 @@ if (!redisAvailable()) {
           ended = Date.now()
         },
       )
-      await sleep(300) // past two TTLs: only renewals kept the leases
+      await sleep(300) // past two TTLs: only the heartbeat kept the leases
       let ranAt = 0
       const [outB] = await b.withLocks([{ meterId: ids.at(-1)!, seen: null }], async () => {
         ranAt = Date.now()
@@ -326,6 +326,63 @@ if (!redisAvailable()) {
     const [got] = await b.withLocks([{ meterId: 302, seen: null }], async () => {})
     t.ok('seen' in got!)
     t.ok(Date.now() - from < 1_000, 'free without waiting for the linger')
+  })
+
+  t.test("a dead instance's kept meters are taken once its heartbeat lapses", async (t) => {
+    // An instance of its own, killed as kill -9 would: its connection gone, nothing given back.
+    const coord = new RedisCoord(redis.url, 'mf:lease-test:')
+    await coord.connect()
+    const dead = new CoordMeterLocks(coord, { ttlMs: 150, keepMs: 60_000 })
+    const ids = Array.from({ length: 100 }, (_, i) => 400 + i)
+    // New to its actors, the meters go back after the linger; taken again at their own
+    // stamps, they are kept.
+    const first = await dead.withLocks(
+      ids.map((meterId) => ({ meterId, seen: null })),
+      async () => {},
+    )
+    await sleep(50)
+    await dead.withLocks(
+      ids.map((meterId, i) => ({ meterId, seen: seenOf(first[i]) })),
+      async () => {},
+    )
+    await sleep(400)
+    t.equal(await coords[1]!.lease('meter:499', 'someone', 1000), false, 'kept past two TTLs')
+    await coord.close()
+    const from = Date.now()
+    const out = await b.withLocks(
+      ids.map((meterId) => ({ meterId, seen: null })),
+      async (l) => {
+        t.equal(l.length, ids.length, 'all taken in one round')
+        t.ok(
+          l.every((x) => x.changed),
+          'each read again: the dead holder left no stamp',
+        )
+      },
+    )
+    t.ok(
+      out.every((o) => 'seen' in o),
+      'every turn ended',
+    )
+    const ms = Date.now() - from
+    t.ok(ms < 1_000, `taken within the TTL of the heartbeat, not the keys' (${ms} ms)`)
+  })
+
+  t.test('a holder that finds its heartbeat lapsed gives its kept leases back', async (t) => {
+    const c = new CoordMeterLocks(coords[0]!, { ttlMs: 150, keepMs: 60_000 })
+    t.teardown(() => c.close())
+    const [o] = await c.withLocks([{ meterId: 510, seen: null }], async () => {})
+    await sleep(50)
+    await c.withLocks([{ meterId: 510, seen: seenOf(o) }], async () => {})
+    await sleep(100)
+    t.equal(await coords[1]!.lease('meter:510', 'someone', 1000), false, 'kept')
+    // The event loop stalls past the heartbeat's TTL (a long GC, a blocked thread).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400)
+    let free = false
+    for (let i = 0; i < 40 && !free; i++) {
+      await sleep(25)
+      free = await coords[1]!.lease('meter:510', 'someone', 1000)
+    }
+    t.ok(free, 'given back once the next heartbeat found it had lapsed')
   })
 
   t.test('the lease is given back once its meter was idle for the keep time', async (t) => {
