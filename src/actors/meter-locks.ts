@@ -264,6 +264,12 @@ export class CoordMeterLocks implements MeterLocks {
           const changed = stamp === '' || seen !== stamp
           const since = changed ? catchUpFrom(seen, stamp) : null
           const note = since !== null ? noteFor(seen, stamp, batch.notes?.[k]) : null
+          // A meter that came from another instance (or is new to its actor after a
+          // restart) is likely to be asked back: it goes back as it did before leases were
+          // kept (two instances taking turns on the same meters lost ~8 % to the refusal
+          // each hold waited for). A meter no instance ever held (no stamp) is kept like
+          // one that stays: a fleet's first contact took every lease twice.
+          const wanted = changed && stamp !== ''
           this.held.set(entries[i]!.meterId, {
             since: now,
             stamp: null,
@@ -271,17 +277,14 @@ export class CoordMeterLocks implements MeterLocks {
             idle: false,
             idleSince: now,
             renewed: now,
-            // A meter that came from another instance is likely to be asked back: it goes
-            // back as it did before it was kept (two instances taking turns on the same
-            // meters lost ~8 % to the refusal each hold waited for).
-            wanted: changed,
+            wanted,
             found: stamp,
-            // A note only of a meter that came from elsewhere (or is new to its actor): it
-            // is likely to go back. One that stays here costs no note.
-            lines: changed ? [] : null,
+            // A note only of a meter likely to go back. One that stays here costs no note
+            // (its lines would pile up for as long as it is kept).
+            lines: wanted ? [] : null,
             chars: 0,
           })
-          locked.push({ index: i, changed, untouched: stamp === '', since, note, noting: changed })
+          locked.push({ index: i, changed, untouched: stamp === '', since, note, noting: wanted })
         })
       }
       if (locked.length) {
