@@ -29,6 +29,10 @@ interface Entry {
 export const claimBound = (heapLimit: number) =>
   Math.max(10_000, Math.floor((heapLimit * 0.05) / BYTES_PER_CLAIM))
 
+/** Whether `owner`'s leases in `space` live by its heartbeat (LeaseSpace.alive). */
+const onHeartbeat = (space: LeaseSpace, owner: string): space is LeaseSpace & { alive: string } =>
+  space.alive !== undefined && owner.startsWith(HEARTBEAT_MARK)
+
 export class MemoryCoord implements Coord {
   readonly kind = 'memory' as const
   private readonly values = new Map<string, Entry>()
@@ -125,8 +129,8 @@ export class MemoryCoord implements Coord {
     const values: (string | null)[] = []
     const notes = space.note ? new Array<string | null>(ids.length).fill(null) : null
     const wanted = new Map<string, number[]>()
-    // An owner on a heartbeat (LeaseSpace.alive): its call sets it; its leases live long.
-    const beats = space.alive !== undefined && owner.startsWith(HEARTBEAT_MARK)
+    // An owner on a heartbeat: its call sets it; its leases live long.
+    const beats = onHeartbeat(space, owner)
     if (beats) await this.heartbeat(space, owner, ttlMs)
     const keyTtl = beats ? HEARTBEAT_LEASE_TTL_MS : ttlMs
     for (const id of ids) {
@@ -177,11 +181,7 @@ export class MemoryCoord implements Coord {
 
   /** Whether `holder` is a heartbeat owner whose heartbeat is gone. */
   private lapsed(space: LeaseSpace, holder: string): boolean {
-    return (
-      space.alive !== undefined &&
-      holder.startsWith(HEARTBEAT_MARK) &&
-      this.live(space.alive + holder) === undefined
-    )
+    return onHeartbeat(space, holder) && this.live(space.alive + holder) === undefined
   }
 
   async releaseMany(

@@ -1,6 +1,7 @@
 // The per-meter leases live by their holder's heartbeat: a turn longer than the TTL still
-// keeps another instance out of that meter, a dead holder's meters are free once it lapses. Two lock holders with their own Redis
-// connections on one real redis-server stand in for two instances.
+// keeps another instance out of that meter, a dead holder's meters are free once it
+// lapses. Two lock holders with their own Redis connections on one real redis-server stand
+// in for two instances.
 import t, { type Test } from 'tap'
 import { RedisCoord } from '../../src/coord/redis.js'
 import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
@@ -334,8 +335,8 @@ if (!redisAvailable()) {
     await coord.connect()
     const dead = new CoordMeterLocks(coord, { ttlMs: 150, keepMs: 60_000 })
     const ids = Array.from({ length: 100 }, (_, i) => 400 + i)
-    // New to its actors, the meters go back after the linger; taken again at their own
-    // stamps, they are kept.
+    // Taken twice, the second time at their own stamps: kept whatever the store held
+    // before (a meter found with another holder's stamp goes back after the linger).
     const first = await dead.withLocks(
       ids.map((meterId) => ({ meterId, seen: null })),
       async () => {},

@@ -69,14 +69,22 @@ if (!redisAvailable({ own: true })) {
     if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`)
     return r.body.data
   }
-  /** A workspace with one user and a token, each made on a different instance. */
-  const tenant = async (ws: Record<string, unknown>, tokenExtra: Record<string, unknown> = {}) => {
-    const w = await admin(a.url, 'POST', '/workspaces', ws)
-    const u = await admin(b.url, 'POST', `/workspaces/${w.id}/users`, {
+  /**
+   * A workspace with one user and a token, each made on a different instance (of `on`, the
+   * three by default).
+   */
+  const tenant = async (
+    ws: Record<string, unknown>,
+    tokenExtra: Record<string, unknown> = {},
+    on: readonly Proc[] = [a, b, c],
+  ) => {
+    const via = (i: number) => on[i % on.length]!.url
+    const w = await admin(via(0), 'POST', '/workspaces', ws)
+    const u = await admin(via(1), 'POST', `/workspaces/${w.id}/users`, {
       email: `${w.id}@example.com`,
       permissions: ['groups.manage'],
     })
-    const tok = await admin(c.url, 'POST', `/workspaces/${w.id}/tokens`, {
+    const tok = await admin(via(2), 'POST', `/workspaces/${w.id}/tokens`, {
       user_id: u.id,
       scopes: ['data:report', 'data:read', 'masterdata:write'],
       rate_limit_per_minute: 100_000,
@@ -326,22 +334,13 @@ if (!redisAvailable({ own: true })) {
 
   t.test('the meters a killed instance kept are taken over within the lease TTL', async (t) => {
     // An instance keeps the leases of meters it used in its last seconds (meter-locks.ts):
-    // after its kill -9 they lapse with their TTL (10 s), and only then may another instance
-    // run those meters' turns. The requests meanwhile wait; they must not fail.
+    // after its kill -9 they are free once its heartbeat lapses (10 s), and only then may
+    // another instance run those meters' turns. The requests meanwhile wait; they must not
+    // fail.
     const alive = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null)
     t.ok(alive.length >= 2, `two instances still run (${alive.length})`)
     const [holder, other] = alive as [Proc, Proc]
-    const w = await admin(other.url, 'POST', '/workspaces', {
-      name: 'takeover',
-      provision_cap_per_hour: 10_000,
-    })
-    const u = await admin(other.url, 'POST', `/workspaces/${w.id}/users`, {
-      email: `${w.id}@example.com`,
-    })
-    const ws = await admin(other.url, 'POST', `/workspaces/${w.id}/tokens`, {
-      user_id: u.id,
-      scopes: ['data:report', 'data:read'],
-    })
+    const ws = await tenant({ name: 'takeover', provision_cap_per_hour: 10_000 }, {}, [other])
     const meters = Array.from({ length: 50 }, (_, i) => `takeover-${i}`)
     const batch = (min: number) =>
       meters.map((meter, i) => ({
