@@ -12,6 +12,7 @@ import { IngestPipeline } from '../../src/ingest/pipeline.js'
 import { MeterRepo } from '../../src/store/meters.js'
 import { ProfileRepo } from '../../src/store/profiles.js'
 import { TenantRepo } from '../../src/store/tenants.js'
+import { awayFromMinuteEdge } from '../helpers/minute.js'
 import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
 import { startTestServer } from '../helpers/server.js'
 
@@ -262,6 +263,7 @@ if (!redisAvailable({ own: true })) {
 
   t.test('per-token rate limit is shared through Redis', async (t) => {
     const tenant = await s.tenant({ rateLimit: 3 })
+    await awayFromMinuteEdge()
     const codes = []
     for (let i = 0; i < 4; i++)
       codes.push((await s.call('GET', '/api/v1/ping', { token: tenant.token })).status)

@@ -4,6 +4,7 @@
 import t from 'tap'
 import type { Ingest } from '../../src/ingest/types.js'
 import type { StreamEndpoint } from '../../src/stream/build.js'
+import { awayFromMinuteEdge } from '../helpers/minute.js'
 import { startTestServer, swappableIngest } from '../helpers/server.js'
 import { connectWs, frame } from './ws-client.js'
 
@@ -96,6 +97,8 @@ t.test('each message is answered with its id and the /reportData status and body
 t.test('every message counts against the token rate limit; 429 answers', async (t) => {
   const ten = await s.tenant()
   const tok = await token(ten.workspaceId, ten.userId, ['data:report'], 3)
+  // The upgrade and the three messages must fall in one minute's window.
+  await awayFromMinuteEdge()
   const c = await connectWs(wsUrl, { authorization: `Bearer ${tok.token}` })
   t.equal(c.status, 101, 'the upgrade took one of three')
   const statuses: number[] = []
