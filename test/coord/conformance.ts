@@ -190,6 +190,22 @@ export function coordConformance(t: Test, setup: () => Promise<CoordFixture>): v
       Array.from({ length: 1000 }, () => ''),
       'a thousand in one call',
     )
+    // More ids than one MGET/MSET/DEL of the scripts takes (1,000): every chunk counts.
+    const many = Array.from({ length: 2_500 }, (_, i) => 20_000 + i)
+    const takeAll = async (owner: string, each: string | null, what: string) =>
+      t.same(
+        (await f.coord.leaseMany(space, many, owner, 500)).values,
+        many.map(() => each),
+        what,
+      )
+    await f.coord.releaseMany(space, many, 'never held', 'x')
+    await takeAll('x', '', 'two and a half thousand taken')
+    await takeAll('y', null, 'all refused to another')
+    await f.coord.releaseMany(space, many, 'v', 'x')
+    await takeAll('y', 'v', 'released with their value, every one (y was refused first)')
+    await takeAll('y', 'x', 'renewed by y: the mark its taking left')
+    await f.coord.releaseMany(space, many, null, 'y')
+    await takeAll('x', 'x', 'released without a value: the mark stays')
   })
 
   t.test('a lease space with a clock: read by leaseMany, raised by releaseMany', async (t) => {
