@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Session } from 'chdb'
-import { inlineParams } from './chdb-params.js'
+import { inlineParams, MAX_QUERY_SIZE } from './chdb-params.js'
 import { BodyFiles, FILE_BODY_MIN_BYTES } from './body-files.js'
 import {
   bodyParts,
@@ -197,6 +197,8 @@ class SessionPool {
     for (const e of this.sessions) if (e.busy < best!.busy) best = e
     if (best && (best.busy === 0 || this.sessions.length === this.size)) return best
     const e = { s: new Session(this.dir), busy: 0 }
+    // Large look-ups (a batch's identifiers, reading keys) are written into the statement.
+    e.s.query(`SET max_query_size = ${MAX_QUERY_SIZE}`)
     this.sessions.push(e)
     return e
   }

@@ -1,7 +1,13 @@
 // A ClickHouse server through @clickhouse/client: a thin transport over the same SQL the
 // embedded adapter runs. The database named in CLICKHOUSE_URL's path is created if missing.
 import { Readable } from 'node:stream'
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseSettings,
+} from '@clickhouse/client'
+import { inlineParams, MAX_QUERY_SIZE } from './chdb-params.js'
 import { forCluster } from './cluster.js'
 import {
   bodyParts,
@@ -65,13 +71,13 @@ export class ServerSql implements Sql {
   }
 
   async query<T>(sql: string, params?: Params): Promise<T[]> {
-    const rs = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow' })
+    const rs = await this.client.query({ ...withParams(sql, params), format: 'JSONEachRow' })
     return (await rs.json()) as T[]
   }
 
   async exec(sql: string, params?: Params): Promise<void> {
     const query = this.opts.cluster ? forCluster(sql, this.opts.cluster) : sql
-    await this.client.command({ query, query_params: params })
+    await this.client.command(withParams(query, params))
   }
 
   async insert(table: string, rows: InsertBody, opts: InsertOptions = {}): Promise<void> {
@@ -91,7 +97,7 @@ export class ServerSql implements Sql {
 
   async *stream(sql: string, params: Params, format: string): AsyncIterable<Uint8Array> {
     // exec hands back the response body as bytes: the server writes the format, we pass it on.
-    const r = await this.client.exec({ query: `${sql}\nFORMAT ${format}`, query_params: params })
+    const r = await this.client.exec(withParams(`${sql}\nFORMAT ${format}`, params))
     try {
       for await (const chunk of r.stream as AsyncIterable<Uint8Array>) yield chunk
     } finally {
@@ -102,4 +108,31 @@ export class ServerSql implements Sql {
   async close(): Promise<void> {
     await this.client.close()
   }
+}
+
+/** Below the server's default field limit, with room for the URL encoding of quotes. */
+const FIELD_MAX = 64 << 10
+
+/**
+ * Where the server gets a statement's parameters: in the request's URL as usual, but one
+ * longer than its HTTP form fields take (`http_max_field_value_size`, 128 KiB by default;
+ * a batch's 10,000 meter identifiers were refused with "Field value too long") is written
+ * into the statement instead, as the embedded engine's are (chdb-params.ts).
+ */
+function withParams(
+  query: string,
+  params: Params | undefined,
+): { query: string; query_params?: Params; clickhouse_settings?: ClickHouseSettings } {
+  if (!params) return { query }
+  let long = false
+  for (const k in params) {
+    const v = params[k]
+    if (Array.isArray(v) ? v.length > 1_000 && JSON.stringify(v).length > FIELD_MAX : false)
+      long = true
+    else if (typeof v === 'string' && v.length > FIELD_MAX / 3) long = true
+  }
+  const inlined = long ? inlineParams(query, params) : null
+  return inlined === null
+    ? { query, query_params: params }
+    : { query: inlined, clickhouse_settings: { max_query_size: String(MAX_QUERY_SIZE) } }
 }
