@@ -68,6 +68,9 @@ function scalar(v: unknown, type: string): string | null {
   return integerLiteral(v, type)
 }
 
+/** Arrays longer than this are typed element by element (`arrayLiteral`). */
+const CAST_MAX_ITEMS = 10_000
+
 /**
  * One value of `type` as a literal, or null when this binder does not take it. The array of
  * an `IN` (`inSet`) is a bare literal: the engine took a CAST of a large array literal far
@@ -84,7 +87,7 @@ function literal(v: unknown, type: string, inSet: boolean): string | null {
     return n === null ? null : `CAST(${n}, '${type}')`
   }
   if (!Array.isArray(v)) return null
-  const times = inSet && /^DateTime64\(/.test(inner)
+  const times = /^DateTime64\(/.test(inner)
   // Checked before the elements: an empty array of another type is the engine's too.
   if (inner !== 'String' && !INTEGER_RANGES[inner] && !times) return null
   const items: string[] = []
@@ -97,8 +100,22 @@ function literal(v: unknown, type: string, inSet: boolean): string | null {
     if (item === null) return null
     items.push(item)
   }
-  if (inSet && items.length) return `[${items.join(',')}]`
-  return times ? null : `CAST([${items.join(',')}], '${type}')`
+  return arrayLiteral(items, inner, inSet)
+}
+
+/**
+ * An array of `inner` from its elements' literals. An array of strings is exactly
+ * Array(String) as it is; elsewhere a typed array is a CAST of the literal while short, and
+ * past `CAST_MAX_ITEMS` (and for DateTime64, whose elements are strings) each element is
+ * cast by arrayMap: 200,000 integers 1.9 s against 103 s for the CAST (scratch).
+ */
+function arrayLiteral(items: string[], inner: string, inSet: boolean): string {
+  const bare = `[${items.join(',')}]`
+  if (!items.length) return `CAST([], ${stringLiteral(`Array(${inner})`)})`
+  if (inSet || inner === 'String') return bare
+  if (INTEGER_RANGES[inner] && items.length <= CAST_MAX_ITEMS)
+    return `CAST(${bare}, 'Array(${inner})')`
+  return `arrayMap(x -> CAST(x, ${stringLiteral(inner)}), ${bare})`
 }
 
 /**

@@ -38,6 +38,21 @@ t.test('literals by type', async (t) => {
     "t IN ['2026-01-02 03:04:05.678','2026-01-02 03:04:05']",
     "an IN's DateTime64 values as their strings",
   )
+  t.equal(
+    inlineParams('{s:Array(String)}', { s: ['a'] }),
+    "['a']",
+    'strings are Array(String) as they are',
+  )
+  t.equal(
+    inlineParams("{ts:Array(DateTime64(3, 'UTC'))}", { ts: ['2026-01-02 03:04:05.678'] }),
+    "arrayMap(x -> CAST(x, 'DateTime64(3, \\'UTC\\')'), ['2026-01-02 03:04:05.678'])",
+    'elsewhere DateTime64 values cast one by one',
+  )
+  t.match(
+    inlineParams('{ids:Array(UInt64)}', { ids: Array.from({ length: 10_001 }, (_, i) => i) }),
+    /^arrayMap\(x -> CAST\(x, 'UInt64'\), \[0,1,2,/,
+    'so are integers past 10,000',
+  )
   t.equal(inlineParams('{a:UInt64} {a:UInt64}', { a: 7 }), "CAST(7, 'UInt64') CAST(7, 'UInt64')")
   t.equal(inlineParams('no placeholders', {}), 'no placeholders')
 })
@@ -56,7 +71,6 @@ t.test('what is left to the engine (null)', async (t) => {
     ['{s:String}', { s: 5 }],
     ['{s:Float64}', { s: 1.5 }], // a type this binder does not take
     ['{s:DateTime64(3)}', { s: '2026-01-01 00:00:00.000' }],
-    ['{ts:Array(DateTime64(3))}', { ts: ['2026-01-01 00:00:00.000'] }], // not an IN's
     ['t IN {ts:Array(DateTime64(3))}', { ts: ["2026-01-01 00:00:00.000' OR 1"] }],
     ['t IN {ts:Array(DateTime64(3))}', { ts: [1_767_225_600_000] }],
     ['{s:Nullable(String)}', { s: null }],
@@ -120,6 +134,22 @@ t.test('on chDB: values come back exactly, and never leave their literal', async
     { ids: [3, 1, 2] },
   )
   t.same([ids!.t, ids!.v.map(Number)], ['Array(UInt32)', [3, 1, 2]])
+  const long = Array.from({ length: 20_000 }, (_, i) => 20_000 - i)
+  const [big] = await sql.query<{ t: string; v: number[]; tt: string; tv: string[] }>(
+    `SELECT toTypeName({ids:Array(UInt32)}) AS t, {ids:Array(UInt32)} AS v,
+            toTypeName({ts:Array(DateTime64(3, 'UTC'))}) AS tt, {ts:Array(DateTime64(3, 'UTC'))} AS tv`,
+    { ids: long, ts: ['2026-01-02 03:04:05.678', '1999-12-31 23:59:59'] },
+  )
+  t.same(
+    [big!.t, big!.v.map(Number), big!.tt, big!.tv],
+    [
+      'Array(UInt32)',
+      long,
+      "Array(DateTime64(3, 'UTC'))",
+      ['2026-01-02 03:04:05.678', '1999-12-31 23:59:59.000'],
+    ],
+    'arrays cast one by one keep their type and values',
+  )
   // Left to the engine: still bound, the same answer.
   const [f] = await sql.query<{ v: number }>('SELECT {f:Float64} AS v', { f: 1.5 })
   t.equal(f!.v, 1.5)
