@@ -125,14 +125,22 @@ function withParams(
 ): { query: string; query_params?: Params; clickhouse_settings?: ClickHouseSettings } {
   if (!params) return { query }
   let long = false
-  for (const k in params) {
-    const v = params[k]
-    if (Array.isArray(v) ? v.length > 1_000 && JSON.stringify(v).length > FIELD_MAX : false)
-      long = true
-    else if (typeof v === 'string' && v.length > FIELD_MAX / 3) long = true
-  }
+  for (const k in params) long ||= longerThan(params[k], FIELD_MAX)
   const inlined = long ? inlineParams(query, params) : null
   return inlined === null
     ? { query, query_params: params }
     : { query: inlined, clickhouse_settings: { max_query_size: String(MAX_QUERY_SIZE) } }
+}
+
+/** Whether `v` as text takes more than `max` characters (an estimate that never says less). */
+function longerThan(v: unknown, max: number): boolean {
+  if (typeof v === 'string') return v.length > max
+  if (!Array.isArray(v)) return false
+  let n = 0
+  for (const x of v) {
+    // Quotes and a comma per element; a number's digits are at most ~24.
+    n += (typeof x === 'string' ? x.length : 24) + 3
+    if (n > max) return true
+  }
+  return false
 }

@@ -110,6 +110,13 @@ export function storeConformance(t: Test, sql: Sql): void {
         2,
         'a transform over 50,000 ids and their names',
       )
+      // Few elements, long ones (a batch's telegrams in the quarantine's look-up).
+      const long = Array.from({ length: 500 }, (_, i) => `m-${i}`.padEnd(400, 'f'))
+      t.equal(
+        await count('s IN {n:Array(String)}', { n: [...long, 'm-7'] }),
+        1,
+        '500 strings of 400 characters',
+      )
     },
   )
 
