@@ -62,8 +62,13 @@ export class ChdbSql implements Sql {
     this.streamTurn = new Promise((r) => (release = r))
     await prev
     try {
-      this.streamSession ??= new Session(this.dir)
-      const st = this.streamSession.queryStreamBind(sql, bindable(params), { format })
+      this.streamSession ??= newSession(this.dir)
+      // Inlined as the other statements are (an export's meter ids and names are large arrays).
+      const inlined = inlineParams(sql, params)
+      const st =
+        inlined !== null
+          ? this.streamSession.queryStream(inlined, { format })
+          : this.streamSession.queryStreamBind(sql, bindable(params), { format })
       // chDB formats every chunk on its own: a `WithNames` header repeats in each one.
       const header = /WithNames$/.test(format)
       let first = true
@@ -196,9 +201,7 @@ class SessionPool {
     let best = this.sessions[0]
     for (const e of this.sessions) if (e.busy < best!.busy) best = e
     if (best && (best.busy === 0 || this.sessions.length === this.size)) return best
-    const e = { s: new Session(this.dir), busy: 0 }
-    // Large look-ups (a batch's identifiers, reading keys) are written into the statement.
-    e.s.query(`SET max_query_size = ${MAX_QUERY_SIZE}`)
+    const e = { s: newSession(this.dir), busy: 0 }
     this.sessions.push(e)
     return e
   }
@@ -206,6 +209,13 @@ class SessionPool {
   close(): void {
     for (const e of this.sessions) e.s.close()
   }
+}
+
+/** A session whose statements may carry large look-ups written into them (chdb-params.ts). */
+function newSession(dir: string): Session {
+  const s = new Session(dir)
+  s.query(`SET max_query_size = ${MAX_QUERY_SIZE}`)
+  return s
 }
 
 /**

@@ -117,6 +117,15 @@ export function storeConformance(t: Test, sql: Sql): void {
         1,
         '500 strings of 400 characters',
       )
+      // An export streams its rows with its meters' ids as parameters.
+      let csv = ''
+      for await (const c of sql.stream(
+        `SELECT count() FROM ${table} WHERE k IN {u:Array(UInt64)}`,
+        { u: ints },
+        'CSV',
+      ))
+        csv += Buffer.from(c).toString()
+      t.equal(csv.trim(), '200000', 'a stream with 200,000 integers')
     },
   )
 
