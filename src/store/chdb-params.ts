@@ -68,6 +68,11 @@ function scalar(v: unknown, type: string): string | null {
   return integerLiteral(v, type)
 }
 
+/** A DateTime64 value (its text as the store writes it) as a string literal, or null. */
+function timeLiteral(v: unknown): string | null {
+  return typeof v === 'string' && DATETIME_TEXT.test(v) ? `'${v}'` : null
+}
+
 /** Arrays longer than this are typed element by element (`arrayLiteral`). */
 const CAST_MAX_ITEMS = 10_000
 
@@ -92,11 +97,7 @@ function literal(v: unknown, type: string, inSet: boolean): string | null {
   if (inner !== 'String' && !INTEGER_RANGES[inner] && !times) return null
   const items: string[] = []
   for (const x of v) {
-    const item = times
-      ? typeof x === 'string' && DATETIME_TEXT.test(x)
-        ? `'${x}'`
-        : null
-      : scalar(x, inner)
+    const item = times ? timeLiteral(x) : scalar(x, inner)
     if (item === null) return null
     items.push(item)
   }
