@@ -15,17 +15,19 @@
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
 // readings/s against 190,000 in-process).
 // A lease outlives its turn: the meter's next turn here takes it over without Redis. A lease
-// nobody else asked for is kept until its meter has been idle for `keepMs` (a gateway or
-// head-end pushing, a replay, an import, a meter reporting every few seconds: one lease
-// cycle for many turns, where a cycle per turn was ~7 Redis commands per meter, as much of
-// Redis's CPU per reading as the ingest's own main thread spent). Another instance refused a
-// lease tells its holder (`LeaseSpace.want`, a message on the holder's channel); from then
-// the lease outlives its turn by a few milliseconds only (`lingerMs`), for the next turn
-// when requests overlap on the same meters, and the meter is kept for at most `maxHoldMs`
-// from when its lease was taken; then it goes back, and Redis gives it to the instance that
-// asked first (Coord.leaseMany), so a meter busy here is still had elsewhere in turn. A meter
-// nobody asked for goes back after `keepMs` too, busy or not: a refusal whose message was
-// lost waits that long at most.
+// nobody else asked for is kept until its meter has been idle for `keepMs` (20 minutes: a
+// gateway or head-end pushing, a replay, an import, and the meters of a deployment that
+// report every 15 minutes: one lease cycle for many turns, where a cycle per turn cost Redis
+// ~16 µs of CPU per reading, more than the ingest's own main thread spent on it). Another
+// instance refused a lease tells its holder (`LeaseSpace.want`, a message on the holder's
+// channel, sent again at every refusal); from then the lease outlives its turn by a few
+// milliseconds only (`lingerMs`), for the next turn when requests overlap on the same
+// meters, and the meter is kept for at most `maxHoldMs` from when its lease was taken; then
+// it goes back, and Redis gives it to the instance that asked first (Coord.leaseMany), so a
+// meter busy here is still had elsewhere in turn. A meter nobody asked for goes back after
+// `keepMs` too, busy or not. While this instance does not hear its channel (the subscriber's
+// connection down: `Coord.hears`) those messages are lost, and `keepMs` is `unheardKeepMs`
+// (5 s): a refusal nobody hears waits that long at most.
 // The leases live by the instance's heartbeat (LeaseSpace.alive): every third of the TTL
 // it is set again, so another instance never takes a meter while its turn still runs here
 // however long the turn, and the thousands of leases a busy fleet keeps cost nothing to
@@ -66,8 +68,11 @@ export interface StampClock {
   observeVersion(v: number): void
 }
 
-/** Leases renewed per script call (`renewHeld`). */
-const RENEW_CHUNK = 2_000
+/**
+ * Leases renewed or given back per script call: one script over thousands of leases would
+ * hold Redis up for everyone meanwhile.
+ */
+const CALL_CHUNK = 2_000
 
 /** A stamp as written: `<version>@<epoch of the shared clock>`. */
 const stampOf = (version: number, epoch: string) => `${version}@${epoch}`
@@ -135,6 +140,8 @@ export interface MeterLockOptions {
    * last one, and how long such a meter is kept at most from when its lease was taken.
    */
   keepMs?: number
+  /** `keepMs` while this instance does not hear the refusals of others (`Coord.hears`). */
+  unheardKeepMs?: number
   /** Must be the store's version clock wherever actors catch up on stamps (build.ts). */
   clock?: StampClock
 }
@@ -180,6 +187,7 @@ export class CoordMeterLocks implements MeterLocks {
   private readonly lingerMs: number
   private readonly maxHoldMs: number
   private readonly keepMs: number
+  private readonly unheardKeepMs: number
   private readonly clock: StampClock
 
   constructor(
@@ -190,10 +198,11 @@ export class CoordMeterLocks implements MeterLocks {
     this.waitMs = o.waitMs ?? 30_000
     this.lingerMs = o.lingerMs ?? 10
     this.maxHoldMs = o.maxHoldMs ?? 100
-    this.keepMs = o.keepMs ?? 5_000
+    this.keepMs = o.keepMs ?? 1_200_000
+    this.unheardKeepMs = Math.min(this.keepMs, o.unheardKeepMs ?? 5_000)
     this.clock = o.clock ?? localClock()
     // Until subscribed (or with Redis's subscriber down) a refusal goes unheard here: the
-    // meter then goes back after `keepMs`.
+    // meter then goes back after `unheardKeepMs`.
     coord.subscribe(METERS.want + this.owner, (ids) => this.wantedElsewhere(ids)).catch(() => {})
   }
 
@@ -331,6 +340,7 @@ export class CoordMeterLocks implements MeterLocks {
     // and the 'x' its lease was taken with stays (every actor reads the meter again).
     const version = failed ? null : this.clock.version()
     const now = Date.now()
+    const keep = this.keepFor()
     const release: number[] = []
     // One stamp string per epoch (nearly always one per batch), not one per meter: the
     // release groups meters by it.
@@ -348,7 +358,7 @@ export class CoordMeterLocks implements MeterLocks {
         stamp = { epoch: h.epoch, text: stampOf(version, h.epoch) }
       h.stamp = version === null ? null : stamp!.text
       if (h.stamp !== null) out[l.index] = { seen: h.stamp }
-      if (failed || this.closed || now - h.since >= (h.wanted ? this.maxHoldMs : this.keepMs))
+      if (failed || this.closed || now - h.since >= (h.wanted ? this.maxHoldMs : keep))
         release.push(id)
       else this.idleFrom(h, now)
     }
@@ -357,9 +367,15 @@ export class CoordMeterLocks implements MeterLocks {
     if (release.length) void this.release(release)
   }
 
+  /** How long a lease nobody asked for is kept now (`keepMs`, `unheardKeepMs`). */
+  private keepFor(): number {
+    return this.coord.hears() ? this.keepMs : this.unheardKeepMs
+  }
+
   /**
-   * Gives the leases of `ids` back, each with the stamp its last turn left (one call per
-   * stamp), and raises the shared clock past every row written here so far (a failed turn's
+   * Gives the leases of `ids` back, each with the stamp its last turn left (a call per stamp
+   * and `CALL_CHUNK` ids, all sent at once: in order, and others' commands run between
+   * them), and raises the shared clock past every row written here so far (a failed turn's
    * rows too, though they leave no stamp).
    */
   private async release(ids: number[]): Promise<void> {
@@ -376,15 +392,24 @@ export class CoordMeterLocks implements MeterLocks {
         same.notes.push(note)
       } else byStamp.set(stamp, { ids: [id], notes: [note] })
     }
-    await Promise.all(
-      [...byStamp].map(([stamp, same]) =>
-        this.coord
-          .releaseMany(METERS, same.ids, stamp, this.owner, raise, same.notes)
-          // Redis unreachable: the lease lapses with its TTL and the stamp is not written,
-          // so no actor anywhere trusts what it holds of the meter (it reloads).
-          .catch(() => {}),
-      ),
-    )
+    const calls: Promise<void>[] = []
+    for (const [stamp, same] of byStamp)
+      for (let i = 0; i < same.ids.length; i += CALL_CHUNK)
+        calls.push(
+          this.coord
+            .releaseMany(
+              METERS,
+              same.ids.slice(i, i + CALL_CHUNK),
+              stamp,
+              this.owner,
+              raise,
+              same.notes.slice(i, i + CALL_CHUNK),
+            )
+            // Redis unreachable: the lease lapses with its TTL and the stamp is not written,
+            // so no actor anywhere trusts what it holds of the meter (it reloads).
+            .catch(() => {}),
+        )
+    await Promise.all(calls)
   }
 
   /** No turn runs on `h` from `now`: it is kept for the meter's next turn here, for a while. */
@@ -405,17 +430,20 @@ export class CoordMeterLocks implements MeterLocks {
     this.lingerTimer.unref()
   }
 
-  /** The idle leases nobody else asked for go back once idle for `keepMs`, a sweep at a time. */
+  /**
+   * The idle leases nobody else asked for go back once idle for `keepFor()`, a sweep at a
+   * time: as often as `unheardKeepMs` needs, since the channel may go unheard any time.
+   */
   private keepThenRelease(): void {
     if (this.keepTimer) return
     this.keepTimer = setTimeout(
       () => {
         this.keepTimer = null
-        const before = Date.now() - this.keepMs
+        const before = Date.now() - this.keepFor()
         void this.release(this.idleIds((h) => h.idleSince <= before))
         for (const h of this.held.values()) if (h.idle) return this.keepThenRelease()
       },
-      Math.max(10, this.keepMs / 4),
+      Math.max(10, this.unheardKeepMs / 4),
     )
     this.keepTimer.unref()
   }
@@ -493,14 +521,11 @@ export class CoordMeterLocks implements MeterLocks {
     if (idle) this.lingerThenRelease()
   }
 
-  /**
-   * A call per `RENEW_CHUNK` ids, one after another: one script over thousands of leases
-   * would hold Redis up for everyone meanwhile.
-   */
+  /** A call per `CALL_CHUNK` ids, one after another. */
   private async renewHeld(ids: number[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += RENEW_CHUNK)
+    for (let i = 0; i < ids.length; i += CALL_CHUNK)
       await this.coord
-        .leaseMany(METERS, ids.slice(i, i + RENEW_CHUNK), this.owner, this.ttlMs)
+        .leaseMany(METERS, ids.slice(i, i + CALL_CHUNK), this.owner, this.ttlMs)
         .catch(() => {})
   }
 }

@@ -158,6 +158,12 @@ export interface Coord {
   set(key: string, value: string, ttlMs?: number): Promise<void>
   publish(channel: string, message: string): Promise<void>
   subscribe(channel: string, handler: (message: string) => void): Promise<void>
+  /**
+   * Whether messages published now on the channels subscribed here reach their handlers:
+   * false while the subscriber's connection is down or its subscriptions not acknowledged
+   * again, when messages are lost (meter-locks.ts keeps leases long only while it hears).
+   */
+  hears(): boolean
   /** Throws when the backing service is unreachable. */
   ping(): Promise<void>
   close(): Promise<void>

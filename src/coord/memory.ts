@@ -255,6 +255,10 @@ export class MemoryCoord implements Coord {
     this.bus.on(channel, handler)
   }
 
+  hears(): boolean {
+    return true
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {

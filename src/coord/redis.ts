@@ -281,6 +281,8 @@ export class RedisCoord implements Coord {
   readonly kind = 'redis' as const
   private readonly redis: Scripted
   private subscriber: Redis | null = null
+  /** Every channel subscribed is acknowledged on the subscriber's current connection. */
+  private listening = false
   private readonly handlers = new Map<string, ((m: string) => void)[]>()
   private readonly lastWindow = new Map<string, string>()
 
@@ -503,19 +505,55 @@ export class RedisCoord implements Coord {
   }
 
   async subscribe(channel: string, handler: (message: string) => void): Promise<void> {
-    if (!this.subscriber) {
-      this.subscriber = new Redis(this.url, { retryStrategy: (n) => Math.min(n * 200, 2000) })
-      this.subscriber.on('error', () => {})
-      this.subscriber.on('message', (ch: string, msg: string) => {
-        for (const h of this.handlers.get(ch) ?? []) h(msg)
-      })
-    }
+    const sub = this.subscriberConnection()
     const full = this.prefix + channel
     if (!this.handlers.has(full)) {
       this.handlers.set(full, [])
-      await this.subscriber.subscribe(full)
+      try {
+        await sub.subscribe(full)
+      } catch (err) {
+        // Refused (or the connection went): a new connection subscribes every channel again.
+        this.listening = false
+        sub.disconnect(true)
+        throw err
+      }
     }
     this.handlers.get(full)!.push(handler)
+  }
+
+  hears(): boolean {
+    return this.listening
+  }
+
+  /**
+   * The connection the subscriptions live on. Its channels are subscribed again on each new
+   * connection here, not by ioredis (`autoResubscribe`), so that `hears` turns true only
+   * once Redis has acknowledged them: a message published before that is lost.
+   */
+  private subscriberConnection(): Redis {
+    if (this.subscriber) return this.subscriber
+    const sub = new Redis(this.url, {
+      retryStrategy: (n) => Math.min(n * 200, 2000),
+      autoResubscribe: false,
+    })
+    sub.on('error', () => {})
+    sub.on('message', (ch: string, msg: string) => {
+      for (const h of this.handlers.get(ch) ?? []) h(msg)
+    })
+    sub.on('close', () => {
+      this.listening = false
+    })
+    sub.on('ready', () => {
+      const channels = [...this.handlers.keys()]
+      ;(channels.length ? sub.subscribe(...channels) : Promise.resolve()).then(
+        () => {
+          this.listening = sub.status === 'ready'
+        },
+        // Refused (an ACL without SUBSCRIBE, a replica going away): connect again, later.
+        () => sub.disconnect(true),
+      )
+    })
+    return (this.subscriber = sub)
   }
 
   ping(): Promise<void> {
