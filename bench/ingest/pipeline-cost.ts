@@ -8,7 +8,8 @@
 // this is for comparing two trees of the code a few per cent apart (run it alternately).
 //
 //   node --import tsx bench/ingest/pipeline-cost.ts [--lanes 8] [--meters 500] [--rounds 60]
-//     [--windows 2] [--shared [--late] | --telegram | --fleet N] [--redis URL] [--top 15]
+//     [--windows 2] [--shared [--late] | --telegram | --fleet N] [--redis URL [--keep-s S]]
+//     [--top 15]
 //
 // --shared: every lane names the same meters (the `shared` scenario's bodies), else each
 // lane its own (the `gateway` scenario's); --late: of those, every 10th reading 3 hours late
@@ -17,7 +18,9 @@
 // `fleet` scenario's bodies); --telegram: the telegram gateway rows' plain
 // wM-Bus bodies (decoded by one worker, whose time is not counted); --redis URL: coordinated
 // through that redis-server, as an instance of a deployment (every meter's turn under a
-// lease; flush it between runs). Linux only (the main thread's CPU is read from /proc).
+// lease; flush it between runs); --keep-s: its METER_LEASE_KEEP_S (5 with --fleet 40000:
+// every meter back after its lease went, a lease cycle per reading). Linux only (the main
+// thread's CPU is read from /proc).
 import fs from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
@@ -39,6 +42,7 @@ const { values: o } = parseArgs({
     fleet: { type: 'string', default: '0' },
     top: { type: 'string', default: '15' },
     redis: { type: 'string' },
+    'keep-s': { type: 'string' },
   },
 })
 const lanes = Number(o.lanes)
@@ -53,7 +57,11 @@ interface SampledNode {
 }
 
 // The telegram bodies' frames differ (telegram-frames.ts): the repeat check runs as configured.
-const server = await startTestServer({ WORKERS: '1', ...(o.redis ? { REDIS_URL: o.redis } : {}) })
+const server = await startTestServer({
+  WORKERS: '1',
+  ...(o.redis ? { REDIS_URL: o.redis } : {}),
+  ...(o['keep-s'] ? { METER_LEASE_KEEP_S: o['keep-s'] } : {}),
+})
 const ws = await server.admin('POST', '/workspaces', {
   name: 'pipeline-cost',
   provision_cap_per_hour: 1_000_000_000,

@@ -13,9 +13,9 @@
 //   fleet      the gateway profile over 40,000 meters: each connection names the next 500
 //              of its 5,000 per request, so a meter reports every 10th request of its
 //              connection (every 15 minutes of its own time), as a large deployment's do;
-//              and over 320,000, a meter in every 80th request: back after more than the
-//              5 s an instance keeps its lease with Redis (a lease cycle per reading), and
-//              320,000 actors in memory
+//              and over 320,000, a meter in every 80th request: 320,000 actors in memory
+//              and, with Redis, as many leases kept (METER_LEASE_KEEP_S; a meter back after
+//              its lease went costs a lease cycle: pipeline-cost.ts --keep-s 5)
 import os from 'node:os'
 import type { BodySpec } from '../lib/bodies.js'
 import { fleetMeter, genericMeter, sharedMeter } from '../lib/bodies.js'

@@ -15,9 +15,9 @@
 // with its own promises, body and INSERT piece, ran the Redis gateway bench at 8,200
 // readings/s against 190,000 in-process).
 // A lease outlives its turn: the meter's next turn here takes it over without Redis. A lease
-// nobody else asked for is kept until its meter has been idle for `keepMs` (20 minutes: a
-// gateway or head-end pushing, a replay, an import, and the meters of a deployment that
-// report every 15 minutes: one lease cycle for many turns, where a cycle per turn cost Redis
+// nobody else asked for is kept until its meter has been idle for `keepMs`
+// (METER_LEASE_KEEP_S, 20 minutes: a gateway or head-end pushing, a replay, an import, and
+// the meters of a deployment that report every 15 minutes: one lease cycle for many turns, where a cycle per turn cost Redis
 // ~16 µs of CPU per reading, more than the ingest's own main thread spent on it). Another
 // instance refused a lease tells its holder (`LeaseSpace.want`, a message on the holder's
 // channel, sent again at every refusal); from then the lease outlives its turn by a few

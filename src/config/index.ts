@@ -44,6 +44,11 @@ export const Config = Type.Object({
   QUARANTINE_PER_METER: Type.Integer({ ...Positive, default: 1000 }),
   /** MQTT ingest: lease of one subscription's connection; a dead owner is replaced after it. */
   MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
+  /**
+   * With Redis: how long a meter's lease nobody else asked for stays with this instance
+   * after its last turn, while it hears other instances' refusals (src/actors/meter-locks.ts).
+   */
+  METER_LEASE_KEEP_S: Type.Integer({ ...Positive, default: 1200 }),
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */
   MQTT_SUBSCRIBERS: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /**
@@ -73,6 +78,7 @@ const numeric = new Set([
   'QUARANTINE_RETENTION_DAYS',
   'QUARANTINE_PER_METER',
   'MQTT_LEASE_S',
+  'METER_LEASE_KEEP_S',
   'ENGINE_THREAD_NICE',
 ])
 

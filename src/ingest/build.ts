@@ -36,7 +36,13 @@ export async function buildIngest(
   })
   // Stamps are row versions of the store's clock: what other instances wrote since one is
   // read by its row versions (meter-locks.ts).
-  const locks = s.coord.kind === 'redis' ? new CoordMeterLocks(s.coord, { clock: s.store }) : null
+  const locks =
+    s.coord.kind === 'redis'
+      ? new CoordMeterLocks(s.coord, {
+          clock: s.store,
+          keepMs: s.config.METER_LEASE_KEEP_S * 1000,
+        })
+      : null
   const actors = new ActorRegistry({
     store: s.store,
     history: new HistoryLoader(s.store.sql, () => s.clock.now()),

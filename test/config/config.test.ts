@@ -22,6 +22,7 @@ t.test('defaults match operator-api.md and our documented limits', async (t) => 
     MAX_BODY_BYTES: 16 * 1024 * 1024,
     MAX_BATCH_ITEMS: 10_000,
     ENGINE_THREAD_NICE: 10,
+    METER_LEASE_KEEP_S: 1200,
     LOG_LEVEL: 'info',
   })
   t.equal(c.DATA_DIR, path.resolve('./data'), 'DATA_DIR ./data, made absolute')
@@ -48,6 +49,7 @@ t.test('values are parsed from the environment', async (t) => {
     MAX_BODY_BYTES: '1024',
     MAX_BATCH_ITEMS: '10',
     ENGINE_THREAD_NICE: '0',
+    METER_LEASE_KEEP_S: '5',
   })
   t.match(c, {
     HOST: '0.0.0.0',
@@ -61,6 +63,7 @@ t.test('values are parsed from the environment', async (t) => {
     MAX_BODY_BYTES: 1024,
     MAX_BATCH_ITEMS: 10,
     ENGINE_THREAD_NICE: 0,
+    METER_LEASE_KEEP_S: 5,
   })
   t.equal(loadConfig({ PORT: '' }).PORT, 8080, 'an empty variable counts as unset')
 })
@@ -78,6 +81,7 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     ADMIN_TOKEN: 'short',
     MAX_BODY_BYTES: 'lots',
     ENGINE_THREAD_NICE: '20',
+    METER_LEASE_KEEP_S: '0',
     LOG_LEVEL: 'loud',
   }
   for (const [name, value] of Object.entries(bad)) {
