@@ -36,7 +36,11 @@
 // it kept are taken over once its heartbeat lapses (with 30 s, every meter a killed
 // instance had used in its last 5 s stalled its next requests 30 s). A heartbeat found
 // lapsed here (the event loop stalled, Redis unreachable for a TTL) means others may have
-// taken some of these meters: every lease held goes back as soon as its turn allows.
+// taken some of these meters: every lease held goes back as soon as its turn allows, and
+// none is taken over without Redis again. A turn checks that itself before it takes a kept
+// lease over: after a stall the heartbeat's own answer could come after the turn began, and
+// kept leases now live for minutes. So does a lease whose key's renewal was refused (another
+// instance holds it) or failed for most of the key's life.
 import crypto from 'node:crypto'
 import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
 import { apiError } from '../errors.js'
@@ -73,6 +77,12 @@ export interface StampClock {
  * hold Redis up for everyone meanwhile.
  */
 const CALL_CHUNK = 2_000
+
+/**
+ * How long after its last renewal a lease's key is still trusted to be this instance's: it
+ * lives `HEARTBEAT_LEASE_TTL_MS` from then, renewed after half of that.
+ */
+const KEY_TRUSTED_MS = HEARTBEAT_LEASE_TTL_MS * 0.9
 
 /** A stamp as written: `<version>@<epoch of the shared clock>`. */
 const stampOf = (version: number, epoch: string) => `${version}@${epoch}`
@@ -142,6 +152,8 @@ export interface MeterLockOptions {
   keepMs?: number
   /** `keepMs` while this instance does not hear the refusals of others (`Coord.hears`). */
   unheardKeepMs?: number
+  /** How long after its last renewal a held lease's key is renewed (half its life in Redis). */
+  keyRenewMs?: number
   /** Must be the store's version clock wherever actors catch up on stamps (build.ts). */
   clock?: StampClock
 }
@@ -165,6 +177,12 @@ interface Hold {
   wanted: boolean
   /** When its key in Redis was last given its full ttl (`HEARTBEAT_LEASE_TTL_MS`). */
   renewed: number
+  /**
+   * Another instance may have had it since its last turn here (this instance's heartbeat
+   * may have lapsed, or its key's renewal was refused or overdue): no turn here takes it
+   * over without Redis again, and it goes back as soon as `lingerMs` allows.
+   */
+  broken: boolean
   /** The stamp found when it was taken: where the hand-over note starts. */
   found: string
   /** Per turn ended here, its line of the hand-over note; null: no note (a line missing, or too long). */
@@ -178,6 +196,11 @@ export class CoordMeterLocks implements MeterLocks {
   private readonly held = new Map<number, Hold>()
   private renewTimer: NodeJS.Timeout | null = null
   private renewing = false
+  /**
+   * When a call last set this instance's heartbeat (its start: the key lives at least the
+   * ttl from then), as long as every such call came within the ttl of the one before.
+   */
+  private aliveAt = 0
   private lingerTimer: NodeJS.Timeout | null = null
   private keepTimer: NodeJS.Timeout | null = null
   private closed = false
@@ -188,6 +211,7 @@ export class CoordMeterLocks implements MeterLocks {
   private readonly maxHoldMs: number
   private readonly keepMs: number
   private readonly unheardKeepMs: number
+  private readonly keyRenewMs: number
   private readonly clock: StampClock
 
   constructor(
@@ -200,6 +224,7 @@ export class CoordMeterLocks implements MeterLocks {
     this.maxHoldMs = o.maxHoldMs ?? 100
     this.keepMs = o.keepMs ?? 1_200_000
     this.unheardKeepMs = Math.min(this.keepMs, o.unheardKeepMs ?? 5_000)
+    this.keyRenewMs = Math.min(o.keyRenewMs ?? HEARTBEAT_LEASE_TTL_MS / 2, KEY_TRUSTED_MS)
     this.clock = o.clock ?? localClock()
     // Until subscribed (or with Redis's subscriber down) a refusal goes unheard here: the
     // meter then goes back after `unheardKeepMs`.
@@ -224,13 +249,26 @@ export class CoordMeterLocks implements MeterLocks {
   ): Promise<LockOutcome[]> {
     const out = new Array<LockOutcome>(entries.length)
     const started = Date.now()
+    // The heartbeat may have lapsed since it was last set (the event loop stalled, Redis out
+    // of reach): another instance may have taken any kept lease meanwhile. Checked here, not
+    // left to the next heartbeat, whose answer could come after this turn took them over.
+    if (started - this.aliveAt >= this.ttlMs) this.lapsed()
     // Leases lingering here after an earlier turn: taken over, nothing asked of Redis.
     let locked: LockedMeter[] = []
     let pending: number[] = []
+    // Idle leases that may have been another's meanwhile: asked of Redis again, as if not
+    // held (so no sweep gives them back meanwhile); given back if that fails.
+    let broken: number[] | null = null
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!
       const h = this.held.get(e.meterId)
       if (!h?.idle) {
+        pending.push(i)
+        continue
+      }
+      if (h.broken) {
+        this.held.delete(e.meterId)
+        ;(broken ??= []).push(e.meterId)
         pending.push(i)
         continue
       }
@@ -249,10 +287,15 @@ export class CoordMeterLocks implements MeterLocks {
       const waiting: number[] = []
       if (pending.length) {
         const ids = pending.map((i) => entries[i]!.meterId)
+        const asked = Date.now()
         let batch: LeaseBatch
         try {
           batch = await this.coord.leaseMany(METERS, ids, this.owner, this.ttlMs)
+          this.setAlive(asked)
+          // Each is held anew now, or another's.
+          broken = null
         } catch (error) {
+          if (broken) void this.release(broken)
           for (const i of pending) out[i] = { error }
           // The leases taken over stay held; their stamps are written when they go.
           const now = Date.now()
@@ -286,6 +329,7 @@ export class CoordMeterLocks implements MeterLocks {
             idle: false,
             idleSince: now,
             renewed: now,
+            broken: false,
             wanted,
             found: stamp,
             // A note only of a meter likely to go back. One that stays here costs no note
@@ -493,6 +537,7 @@ export class CoordMeterLocks implements MeterLocks {
   }
 
   private async beat(): Promise<void> {
+    const asked = Date.now()
     let alive: boolean
     try {
       alive = await this.coord.heartbeat(METERS, this.owner, this.ttlMs)
@@ -501,31 +546,61 @@ export class CoordMeterLocks implements MeterLocks {
       return
     }
     if (!alive) this.lapsed()
+    this.setAlive(asked)
     const now = Date.now()
     const old: number[] = []
-    for (const [id, h] of this.held)
-      if (now - h.renewed >= HEARTBEAT_LEASE_TTL_MS / 2) {
-        h.renewed = now
-        old.push(id)
-      }
+    for (const [id, h] of this.held) {
+      if (h.broken || now - h.renewed < this.keyRenewMs) continue
+      // Renewals failed for most of the key's life: it may lapse before the next one lands.
+      if (now - h.renewed >= KEY_TRUSTED_MS) this.breakHold(h)
+      else old.push(id)
+    }
     await this.renewHeld(old)
   }
 
-  /** The heartbeat had lapsed: any lease held here may be another's now. All go back soon. */
-  private lapsed(): void {
-    let idle = false
-    for (const h of this.held.values()) {
-      h.wanted = true
-      idle ||= h.idle
-    }
-    if (idle) this.lingerThenRelease()
+  /**
+   * A call that set the heartbeat, started at `asked`, answered: the heartbeat lives until at
+   * least the ttl from `asked`. Where it may have lapsed since the call before (this one came
+   * more than a ttl after it), the kept leases may be others' (`lapsed`).
+   */
+  private setAlive(asked: number): void {
+    if (Date.now() - this.aliveAt >= this.ttlMs) this.lapsed()
+    this.aliveAt = asked
   }
 
-  /** A call per `CALL_CHUNK` ids, one after another. */
+  /** The heartbeat may have lapsed: any lease held here may be another's now. All go back soon. */
+  private lapsed(): void {
+    for (const h of this.held.values()) this.breakHold(h)
+  }
+
+  /** `h` may have been another instance's meanwhile (`Hold.broken`). */
+  private breakHold(h: Hold): void {
+    if (h.broken) return
+    h.broken = h.wanted = true
+    if (h.idle) this.lingerThenRelease()
+  }
+
+  /**
+   * A call per `CALL_CHUNK` ids, one after another. A lease renewed is trusted again from the
+   * call's start; one refused (another instance holds it now) is broken. A call that failed
+   * is tried again at the next heartbeat.
+   */
   private async renewHeld(ids: number[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += CALL_CHUNK)
-      await this.coord
-        .leaseMany(METERS, ids.slice(i, i + CALL_CHUNK), this.owner, this.ttlMs)
-        .catch(() => {})
+    for (let i = 0; i < ids.length; i += CALL_CHUNK) {
+      const chunk = ids.slice(i, i + CALL_CHUNK)
+      const asked = Date.now()
+      let batch: LeaseBatch
+      try {
+        batch = await this.coord.leaseMany(METERS, chunk, this.owner, this.ttlMs)
+      } catch {
+        continue
+      }
+      chunk.forEach((id, k) => {
+        const h = this.held.get(id)
+        if (!h || h.broken) return
+        if (batch.values[k] === null) this.breakHold(h)
+        else h.renewed = asked
+      })
+    }
   }
 }

@@ -386,6 +386,53 @@ if (!redisAvailable()) {
     t.ok(free, 'given back once the next heartbeat found it had lapsed')
   })
 
+  t.test(
+    'after a stall past the heartbeat, a kept lease is asked of Redis again, not taken over',
+    async (t) => {
+      const c = new CoordMeterLocks(coords[0]!, { ttlMs: 150, keepMs: 60_000 })
+      t.teardown(() => c.close())
+      const [o0] = await c.withLocks([{ meterId: 520, seen: null }], async () => {})
+      await sleep(20)
+      const [o1] = await c.withLocks([{ meterId: 520, seen: seenOf(o0) }], async () => {})
+      await sleep(20)
+      const [o2] = await c.withLocks([{ meterId: 520, seen: seenOf(o1) }], async (l) => {
+        t.equal(l[0]!.changed, false, 'kept: taken over at the stamp its last turn left')
+      })
+      // The event loop stalls past the heartbeat's TTL: another instance may have had the
+      // meter meanwhile, and the next heartbeat's answer would come after this turn began.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400)
+      await c.withLocks([{ meterId: 520, seen: seenOf(o2) }], async (l) => {
+        t.equal(l[0]!.changed, true, 'asked of Redis: its stamp is the mark of a lease in use')
+      })
+    },
+  )
+
+  t.test(
+    "a kept lease whose key's renewal finds another holder is never taken over again",
+    async (t) => {
+      const c = new CoordMeterLocks(coords[0]!, {
+        ttlMs: 150,
+        waitMs: 300,
+        keepMs: 60_000,
+        keyRenewMs: 1,
+      })
+      t.teardown(() => c.close())
+      const [o0] = await c.withLocks([{ meterId: 530, seen: null }], async () => {})
+      await sleep(20)
+      const [o1] = await c.withLocks([{ meterId: 530, seen: seenOf(o0) }], async () => {})
+      // Its key lapsed in Redis and another holder took it (an older release's lease, which
+      // lives by its TTL alone): the next renewal (every heartbeat here) is refused.
+      await coords[1]!.set('lease:meter:530', 'someone', 10_000)
+      await sleep(200)
+      let ran = false
+      const [out] = await c.withLocks([{ meterId: 530, seen: seenOf(o1) }], async () => {
+        ran = true
+      })
+      t.notOk(ran, 'the turn did not run while another holds the lease')
+      t.ok(out && 'error' in out, 'it waited for the lease and gave up (503)')
+    },
+  )
+
   t.test('the lease is given back once its meter was idle for the keep time', async (t) => {
     await sleep(300)
     t.ok(await coords[1]!.lease('meter:42', 'someone', 1000), 'free again')
