@@ -203,6 +203,10 @@ export class CoordMeterLocks implements MeterLocks {
   private aliveAt = 0
   private lingerTimer: NodeJS.Timeout | null = null
   private keepTimer: NodeJS.Timeout | null = null
+  /** When the keep sweep last read the holds (`keepThenRelease`). */
+  private sweptAt = 0
+  /** When the heartbeat last read the holds for keys to renew (`beat`). */
+  private renewScanAt = 0
   private closed = false
 
   private readonly ttlMs: number
@@ -483,8 +487,14 @@ export class CoordMeterLocks implements MeterLocks {
     this.keepTimer = setTimeout(
       () => {
         this.keepTimer = null
-        const before = Date.now() - this.keepFor()
-        void this.release(this.idleIds((h) => h.idleSince <= before))
+        const now = Date.now()
+        // A sweep reads every hold (hundreds of thousands in a large fleet): while heard, a
+        // twentieth of the long keep apart; while not, at every tick, for the short one.
+        if (!this.coord.hears() || now - this.sweptAt >= this.keepMs / 20) {
+          this.sweptAt = now
+          const before = now - this.keepFor()
+          void this.release(this.idleIds((h) => h.idleSince <= before))
+        }
         for (const h of this.held.values()) if (h.idle) return this.keepThenRelease()
       },
       Math.max(10, this.unheardKeepMs / 4),
@@ -548,6 +558,10 @@ export class CoordMeterLocks implements MeterLocks {
     if (!alive) this.lapsed()
     this.setAlive(asked)
     const now = Date.now()
+    // Reading every hold each beat cost as much as the keep sweep; a tenth of the renewal
+    // age apart is soon enough (a key lives twice that age, and is trusted 90 % of it).
+    if (now - this.renewScanAt < this.keyRenewMs / 10) return
+    this.renewScanAt = now
     const old: number[] = []
     for (const [id, h] of this.held) {
       if (h.broken || now - h.renewed < this.keyRenewMs) continue
