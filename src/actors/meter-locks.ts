@@ -17,8 +17,9 @@
 // A lease outlives its turn: the meter's next turn here takes it over without Redis. A lease
 // nobody else asked for is kept until its meter has been idle for `keepMs`
 // (METER_LEASE_KEEP_S, 20 minutes: a gateway or head-end pushing, a replay, an import, and
-// the meters of a deployment that report every 15 minutes: one lease cycle for many turns, where a cycle per turn cost Redis
-// ~16 µs of CPU per reading, more than the ingest's own main thread spent on it). Another
+// the meters of a deployment that report every 15 minutes: one lease cycle for many turns,
+// where a cycle per turn cost Redis ~16 µs of CPU per reading, more than the ingest's own
+// main thread spent on it). Another
 // instance refused a lease tells its holder (`LeaseSpace.want`, a message on the holder's
 // channel, sent again at every refusal); from then the lease outlives its turn by a few
 // milliseconds only (`lingerMs`), for the next turn when requests overlap on the same
@@ -596,8 +597,8 @@ export class CoordMeterLocks implements MeterLocks {
 
   /**
    * A call per `CALL_CHUNK` ids, one after another. A lease renewed is trusted again from the
-   * call's start; one refused (another instance holds it now) is broken. A call that failed
-   * is tried again at the next heartbeat.
+   * call's start; one refused (another instance holds it now) is broken. The leases of a
+   * call that failed are tried again at the next scan (`beat`).
    */
   private async renewHeld(ids: number[]): Promise<void> {
     for (let i = 0; i < ids.length; i += CALL_CHUNK) {
