@@ -123,7 +123,7 @@ async function assemble(
   log: Logger,
   lifecycle: Lifecycle,
 ): Promise<Assembled> {
-  const coord = await openCoord(config, clock)
+  const coord = await openCoord(config, clock, log)
   lifecycle.add({ name: 'coord', stop: () => coord.close() })
   const store = await Store.open(config, coord)
   lifecycle.add({ name: 'store', stop: () => store.close() })
@@ -226,7 +226,7 @@ async function assemble(
   return { parts, router, http }
 }
 
-async function openCoord(config: Readonly<Config>, clock: Clock): Promise<Coord> {
+async function openCoord(config: Readonly<Config>, clock: Clock, log: Logger): Promise<Coord> {
   if (!config.REDIS_URL) return new MemoryCoord(() => clock.now())
   const rc = new RedisCoord(config.REDIS_URL, coordPrefix(config), () => clock.now())
   await rc.connect().catch(async (err: Error) => {
@@ -235,6 +235,13 @@ async function openCoord(config: Readonly<Config>, clock: Clock): Promise<Coord>
       `could not connect to REDIS_URL ${redactUrlCredentials(config.REDIS_URL!)}: ${err.message}`,
     )
   })
+  const policy = await rc.evictionRisk()
+  if (policy)
+    log.warn(
+      { maxmemoryPolicy: policy },
+      'Redis may evict keys with a TTL (maxmemory-policy): meter leases and repeat claims ' +
+        'among them; set maxmemory-policy noeviction (docs/cluster.md)',
+    )
   return rc
 }
 

@@ -526,6 +526,22 @@ export class RedisCoord implements Coord {
   }
 
   /**
+   * The server's eviction policy where it may evict keys with a TTL (a `maxmemory` set and a
+   * `volatile-*` or `allkeys-*` policy, as some managed services default to), else null;
+   * null too where CONFIG is not allowed. Leases, heartbeats and repeat claims all have a
+   * TTL: a lease evicted is a meter two instances may work on at once.
+   */
+  async evictionRisk(): Promise<string | null> {
+    try {
+      const [, max] = (await this.redis.config('GET', 'maxmemory')) as string[]
+      const [, policy] = (await this.redis.config('GET', 'maxmemory-policy')) as string[]
+      return Number(max) > 0 && policy && policy !== 'noeviction' ? policy : null
+    } catch {
+      return null
+    }
+  }
+
+  /**
    * The connection the subscriptions live on. Its channels are subscribed again on each new
    * connection here, not by ioredis (`autoResubscribe`), so that `hears` turns true only
    * once Redis has acknowledged them: a message published before that is lost.

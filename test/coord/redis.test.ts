@@ -3,6 +3,7 @@
 // Redis unreachable is an ApiError 503, and the coordinator recovers when Redis is back.
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
+import { Redis } from 'ioredis'
 import { RedisCoord } from '../../src/coord/redis.js'
 import { ApiError } from '../../src/errors.js'
 import { REDIS_SKIP_NOTICE, redisAvailable, startRedis } from '../helpers/redis.js'
@@ -36,6 +37,22 @@ if (!redisAvailable({ own: true })) {
     const k = `iso:${Date.now()}`
     t.equal(await coord.claim(k, 60_000), true)
     t.equal(await other.claim(k, 60_000), true, 'same key under another prefix is free')
+  })
+
+  t.test('evictionRisk names a policy that may evict keys with a TTL', async (t) => {
+    const admin = new Redis(redis.url)
+    t.teardown(async () => {
+      await admin.config('SET', 'maxmemory', '0')
+      await admin.config('SET', 'maxmemory-policy', 'noeviction')
+      admin.disconnect()
+    })
+    t.equal(await coord.evictionRisk(), null, 'no maxmemory: nothing is evicted')
+    await admin.config('SET', 'maxmemory-policy', 'volatile-lru')
+    t.equal(await coord.evictionRisk(), null, 'a policy without maxmemory evicts nothing')
+    await admin.config('SET', 'maxmemory', '1gb')
+    t.equal(await coord.evictionRisk(), 'volatile-lru', 'maxmemory and volatile-lru')
+    await admin.config('SET', 'maxmemory-policy', 'noeviction')
+    t.equal(await coord.evictionRisk(), null, 'noeviction: writes fail instead, nothing lost')
   })
 
   t.test(
