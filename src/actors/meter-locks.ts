@@ -155,6 +155,12 @@ export interface MeterLockOptions {
   unheardKeepMs?: number
   /** How long after its last renewal a held lease's key is renewed (half its life in Redis). */
   keyRenewMs?: number
+  /**
+   * Most leases held here at once; past it, idle ones go back, the longest held first. A
+   * first contact of millions of meters, or an import, would otherwise keep a record here
+   * and a key in Redis for every one of them for `keepMs`.
+   */
+  maxHeld?: number
   /** Must be the store's version clock wherever actors catch up on stamps (build.ts). */
   clock?: StampClock
 }
@@ -217,6 +223,8 @@ export class CoordMeterLocks implements MeterLocks {
   private readonly keepMs: number
   private readonly unheardKeepMs: number
   private readonly keyRenewMs: number
+  private readonly maxHeld: number
+  private trimming = false
   private readonly clock: StampClock
 
   constructor(
@@ -230,6 +238,7 @@ export class CoordMeterLocks implements MeterLocks {
     this.keepMs = o.keepMs ?? 1_200_000
     this.unheardKeepMs = Math.min(this.keepMs, o.unheardKeepMs ?? 5_000)
     this.keyRenewMs = Math.min(o.keyRenewMs ?? HEARTBEAT_LEASE_TTL_MS / 2, KEY_TRUSTED_MS)
+    this.maxHeld = o.maxHeld ?? 400_000
     this.clock = o.clock ?? localClock()
     // Until subscribed (or with Redis's subscriber down) a refusal goes unheard here: the
     // meter then goes back after `unheardKeepMs`.
@@ -467,6 +476,27 @@ export class CoordMeterLocks implements MeterLocks {
     h.idleSince = now
     if (h.wanted) this.lingerThenRelease()
     else this.keepThenRelease()
+    if (this.held.size > this.maxHeld) this.trim()
+  }
+
+  /**
+   * Past `maxHeld`: idle leases go back until a tenth under it, in the order they were taken
+   * (a Map keeps it), once the turns ending now have all become idle.
+   */
+  private trim(): void {
+    if (this.trimming) return
+    this.trimming = true
+    setImmediate(() => {
+      this.trimming = false
+      const over = this.held.size - Math.floor(this.maxHeld * 0.9)
+      if (over <= 0) return
+      const ids: number[] = []
+      for (const [id, h] of this.held) {
+        if (ids.length >= over) break
+        if (h.idle) ids.push(id)
+      }
+      void this.release(ids)
+    })
   }
 
   /** The idle leases others asked for go back together once no turn here took them over. */

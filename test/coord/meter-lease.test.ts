@@ -433,6 +433,30 @@ if (!redisAvailable()) {
     },
   )
 
+  t.test('past the most leases held, the longest held idle ones go back', async (t) => {
+    const c = new CoordMeterLocks(coords[0]!, { ttlMs: 30_000, keepMs: 60_000, maxHeld: 100 })
+    t.teardown(() => c.close())
+    const ids = Array.from({ length: 300 }, (_, i) => 600 + i)
+    for (let i = 0; i < ids.length; i += 50)
+      await c.withLocks(
+        ids.slice(i, i + 50).map((meterId) => ({ meterId, seen: null })),
+        async () => {},
+      )
+    await sleep(100)
+    const free: number[] = []
+    for (const id of ids) if (await coords[1]!.lease(`meter:${id}`, 'someone', 1000)) free.push(id)
+    t.ok(free.length >= 200, `at most the bound kept (${ids.length - free.length} kept)`)
+    t.ok(
+      free.every((id) => id < 600 + free.length + 10),
+      'the first taken went back first',
+    )
+    t.equal(
+      await coords[1]!.lease(`meter:${ids.at(-1)}`, 'someone', 1000),
+      false,
+      'the last taken is kept',
+    )
+  })
+
   t.test('the lease is given back once its meter was idle for the keep time', async (t) => {
     await sleep(300)
     t.ok(await coords[1]!.lease('meter:42', 'someone', 1000), 'free again')
