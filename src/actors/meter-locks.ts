@@ -19,16 +19,16 @@
 // (METER_LEASE_KEEP_S, 20 minutes: a gateway or head-end pushing, a replay, an import, and
 // the meters of a deployment that report every 15 minutes: one lease cycle for many turns,
 // where a cycle per turn cost Redis ~16 µs of CPU per reading, more than the ingest's own
-// main thread spent on it). Another
-// instance refused a lease tells its holder (`LeaseSpace.want`, a message on the holder's
-// channel, sent again at every refusal); from then the lease outlives its turn by a few
-// milliseconds only (`lingerMs`), for the next turn when requests overlap on the same
-// meters, and the meter is kept for at most `maxHoldMs` from when its lease was taken; then
-// it goes back, and Redis gives it to the instance that asked first (Coord.leaseMany), so a
-// meter busy here is still had elsewhere in turn. A meter nobody asked for goes back after
-// `keepMs` too, busy or not. While this instance does not hear its channel (the subscriber's
-// connection down: `Coord.hears`) those messages are lost, and `keepMs` is `unheardKeepMs`
-// (5 s): a refusal nobody hears waits that long at most.
+// main thread spent on it). Another instance refused a lease tells its holder
+// (`LeaseSpace.want`, a message on the holder's channel, sent again at every refusal); from
+// then the lease outlives its turn by a few milliseconds only (`lingerMs`), for the next
+// turn when requests overlap on the same meters, and the meter is kept for at most
+// `maxHoldMs` from when its lease was taken; then it goes back, and Redis gives it to the
+// instance that asked first (Coord.leaseMany), so a meter busy here is still had elsewhere
+// in turn. A meter nobody asked for goes back after `keepMs` too, busy or not. While this
+// instance does not hear its channel (the subscriber's connection down: `Coord.hears`)
+// those messages are lost, and `keepMs` is `unheardKeepMs` (5 s): a refusal nobody hears
+// waits that long at most.
 // The leases live by the instance's heartbeat (LeaseSpace.alive): every third of the TTL
 // it is set again, so another instance never takes a meter while its turn still runs here
 // however long the turn, and the thousands of leases a busy fleet keeps cost nothing to
@@ -489,13 +489,7 @@ export class CoordMeterLocks implements MeterLocks {
     setImmediate(() => {
       this.trimming = false
       const over = this.held.size - Math.floor(this.maxHeld * 0.9)
-      if (over <= 0) return
-      const ids: number[] = []
-      for (const [id, h] of this.held) {
-        if (ids.length >= over) break
-        if (h.idle) ids.push(id)
-      }
-      void this.release(ids)
+      if (over > 0) void this.release(this.idleIds(undefined, over))
     })
   }
 
@@ -533,9 +527,13 @@ export class CoordMeterLocks implements MeterLocks {
     this.keepTimer.unref()
   }
 
-  private idleIds(which: (h: Hold) => boolean = () => true): number[] {
+  /** The idle leases `which` picks, in the order they were taken; at most `max` of them. */
+  private idleIds(which: (h: Hold) => boolean = () => true, max = Infinity): number[] {
     const ids: number[] = []
-    for (const [id, h] of this.held) if (h.idle && which(h)) ids.push(id)
+    for (const [id, h] of this.held) {
+      if (ids.length >= max) break
+      if (h.idle && which(h)) ids.push(id)
+    }
     return ids
   }
 

@@ -122,6 +122,16 @@ if (!redisAvailable()) {
   })
 
   const seenOf = (o: unknown) => (o as { seen: string }).seen
+  /**
+   * Two turns of `meterId` on `c`, `gapMs` apart, the second at the stamp the first left (so
+   * the lease is kept as a meter that stays here); the second turn's outcome.
+   */
+  const twoTurns = async (c: CoordMeterLocks, meterId: number, gapMs: number) => {
+    const [o0] = await c.withLocks([{ meterId, seen: null }], async () => {})
+    await sleep(gapMs)
+    const [o1] = await c.withLocks([{ meterId, seen: seenOf(o0) }], async () => {})
+    return o1
+  }
   /** `who` takes the meter, asserting that no write came since `seen`; the wait in ms. */
   const unchangedFor = async (
     t: Test,
@@ -279,9 +289,7 @@ if (!redisAvailable()) {
       })
       t.teardown(() => c.close())
       // New to this actor (as if it came from elsewhere): it goes back after the linger.
-      const [o0] = await c.withLocks([{ meterId: 304, seen: null }], async () => {})
-      await sleep(50)
-      const [o1] = await c.withLocks([{ meterId: 304, seen: seenOf(o0) }], async () => {})
+      const o1 = await twoTurns(c, 304, 50)
       await sleep(100)
       t.equal(
         await coords[1]!.lease('meter:304', 'someone', 1000),
@@ -303,9 +311,7 @@ if (!redisAvailable()) {
   t.test('a kept lease goes back once its meter was idle for the keep time', async (t) => {
     const c = new CoordMeterLocks(coords[0]!, { ttlMs: 30_000, keepMs: 200 })
     t.teardown(() => c.close())
-    const [o0] = await c.withLocks([{ meterId: 305, seen: null }], async () => {})
-    await sleep(50)
-    const [o1] = await c.withLocks([{ meterId: 305, seen: seenOf(o0) }], async () => {})
+    const o1 = await twoTurns(c, 305, 50)
     await sleep(50)
     await c.withLocks([{ meterId: 305, seen: seenOf(o1) }], async () => {})
     await sleep(100)
@@ -371,9 +377,7 @@ if (!redisAvailable()) {
   t.test('a holder that finds its heartbeat lapsed gives its kept leases back', async (t) => {
     const c = new CoordMeterLocks(coords[0]!, { ttlMs: 150, keepMs: 60_000 })
     t.teardown(() => c.close())
-    const [o] = await c.withLocks([{ meterId: 510, seen: null }], async () => {})
-    await sleep(50)
-    await c.withLocks([{ meterId: 510, seen: seenOf(o) }], async () => {})
+    await twoTurns(c, 510, 50)
     await sleep(100)
     t.equal(await coords[1]!.lease('meter:510', 'someone', 1000), false, 'kept')
     // The event loop stalls past the heartbeat's TTL (a long GC, a blocked thread).
@@ -391,9 +395,7 @@ if (!redisAvailable()) {
     async (t) => {
       const c = new CoordMeterLocks(coords[0]!, { ttlMs: 150, keepMs: 60_000 })
       t.teardown(() => c.close())
-      const [o0] = await c.withLocks([{ meterId: 520, seen: null }], async () => {})
-      await sleep(20)
-      const [o1] = await c.withLocks([{ meterId: 520, seen: seenOf(o0) }], async () => {})
+      const o1 = await twoTurns(c, 520, 20)
       await sleep(20)
       const [o2] = await c.withLocks([{ meterId: 520, seen: seenOf(o1) }], async (l) => {
         t.equal(l[0]!.changed, false, 'kept: taken over at the stamp its last turn left')
@@ -417,9 +419,7 @@ if (!redisAvailable()) {
         keyRenewMs: 1,
       })
       t.teardown(() => c.close())
-      const [o0] = await c.withLocks([{ meterId: 530, seen: null }], async () => {})
-      await sleep(20)
-      const [o1] = await c.withLocks([{ meterId: 530, seen: seenOf(o0) }], async () => {})
+      const o1 = await twoTurns(c, 530, 20)
       // Its key lapsed in Redis and another holder took it (an older release's lease, which
       // lives by its TTL alone): the next renewal (every heartbeat here) is refused.
       await coords[1]!.set('lease:meter:530', 'someone', 10_000)
