@@ -50,6 +50,29 @@ export function noteLine(status: NotedStatus | null, rows: string): string {
   return s + rows
 }
 
+/**
+ * The note a hold leaves with the stamp it left: `<stamp found>\n<stamp left>\n<lines>`, the
+ * stamps saying which change of the meter the lines are (`noteBetween`).
+ */
+export const noteText = (found: string, left: string, lines: readonly string[]): string =>
+  `${found}\n${left}\n${lines.join('\n')}`
+
+/**
+ * The lines of a note (`noteText`) where they are the whole difference between `seen` and
+ * `stamp`: the hold that left it took the meter at `seen` and left `stamp`. Null otherwise.
+ */
+export function noteBetween(
+  seen: string | null,
+  stamp: string,
+  note: string | null | undefined,
+): string | null {
+  if (!note || seen === null) return null
+  const a = note.indexOf('\n')
+  const b = note.indexOf('\n', a + 1)
+  if (a < 0 || b < 0) return null
+  return note.slice(0, a) === seen && note.slice(a + 1, b) === stamp ? note.slice(b + 1) : null
+}
+
 /** The changes a note's lines describe; null if it is not a note this version can read. */
 export function readNote(text: string): NoteChanges | null {
   const rows: TimelineReading[] = []

@@ -433,6 +433,25 @@ if (!redisAvailable()) {
     },
   )
 
+  t.test('a kept lease whose key was not renewed within its trusted time goes back', async (t) => {
+    // Beats every 200 ms; a key trusted 50 ms after its renewal: the first beat finds it
+    // overdue, as renewals that kept failing for 9 of the key's 10 minutes would.
+    const c = new CoordMeterLocks(coords[0]!, {
+      ttlMs: 600,
+      keepMs: 60_000,
+      keyRenewMs: 1,
+      keyTrustedMs: 50,
+    })
+    t.teardown(() => c.close())
+    const o1 = await twoTurns(c, 540, 10)
+    await c.withLocks([{ meterId: 540, seen: seenOf(o1) }], async (l) => {
+      t.equal(l[0]!.changed, false, 'before the beat: taken over at its last stamp')
+    })
+    t.equal(await coords[1]!.lease('meter:540', 'someone', 1000), false, 'kept')
+    await sleep(300)
+    t.ok(await coords[1]!.lease('meter:540', 'someone', 1000), 'given back after the beat')
+  })
+
   t.test('past the most leases held, the longest held idle ones go back', async (t) => {
     const c = new CoordMeterLocks(coords[0]!, { ttlMs: 30_000, keepMs: 60_000, maxHeld: 100 })
     t.teardown(() => c.close())
