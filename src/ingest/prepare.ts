@@ -2,68 +2,25 @@
 // what every item means — its meter identifier, its profile, its readings (decoded where
 // the profile says so). Any schema violation is one 422 for the whole batch.
 import { validationError, type FieldErrors } from '../errors.js'
-import { compile, fieldErrors } from '../validate.js'
-import {
-  inspectTelegram,
-  type DecoderPool,
-  type FrameLayout,
-  type TelegramOutcome,
-} from '../decode/index.js'
+import { compile } from '../validate.js'
+import { inspectTelegram, type DecoderPool, type TelegramOutcome } from '../decode/index.js'
 import { validateLayout } from '../decode/frame-layout.js'
 import type { Meter, MeterRepo } from '../store/meters.js'
-import { isPlainGenericItem, type RawPayload } from '../store/reading-row.js'
+import { isPlainGenericItem } from '../store/reading-row.js'
 import { tsvText } from '../store/sql.js'
 import type { Profile, ProfileRepo } from '../store/profiles.js'
-import { GenericItem, ObjectPayload, PayloadItem, PulsePayload, TelegramPayload } from './schema.js'
+import { GenericItem, PayloadItem } from './schema.js'
 import { parseIsoTimestamp } from './timestamps.js'
-import type { ItemStatus, Kind } from './types.js'
 import type { Coord } from '../coord/coord.js'
-import { findRepeats, releaseClaims, repeatKey, type TelegramSighting } from './telegram-repeats.js'
-import { isUnit, type Unit } from '../domain/units.js'
+import { BatchErrors } from './batch-errors.js'
+import { giveUpClaims, markRepeats, type RepeatCheck } from './mark-repeats.js'
+import type { PreparedItem } from './prepared-item.js'
+import { readByProfile, type CheckedItem, type Inspection, type Item } from './read-payload.js'
 
 /** Five minutes of clock skew are tolerated for device time. */
 export const FUTURE_TOLERANCE_MS = 5 * 60_000
 /** ClickHouse DateTime64 starts at 1900: an earlier reading could not be stored as sent. */
 export const EARLIEST_RECORDED_AT = Date.UTC(1900, 0, 1)
-
-export interface PreparedReading {
-  kind: Kind
-  value: number
-  /** null: the device reports no unit (e.g. heat cost allocator units). */
-  unit: Unit | null
-}
-
-export interface PreparedItem {
-  index: number
-  identifier: string
-  recordedAt: number
-  /** As sent, echoed in the results. */
-  recordedAtText: string
-  /** Kind shown in the results (the first reading's). */
-  kind: Kind
-  /** The effective profile after the assignment rules. */
-  profile: Profile
-  /** The item declared a profile (drives provisioning and upgrades). */
-  declared: boolean
-  meter: Meter | null
-  readings: PreparedReading[]
-  /** Pulses and pulse deltas are converted once the meter's pulse weight is known. */
-  pulse?: { pulses?: number; pulse_delta?: number }
-  /** Raw device flags, when the item carries a status (object form, telegrams). */
-  rawFlags: string[] | null
-  /** Canonical statuses decided by a decoder (telegrams); otherwise mapped by the profile. */
-  statuses: string[] | null
-  /** A per-item outcome decided before admission (telegram outcomes). */
-  rejection?: { status: ItemStatus; reason?: string }
-  /** What the device sent, kept on the stored reading (store/reading-row.ts `RawPayload`). */
-  rawPayload: RawPayload
-  /** Telegram awaiting decoding; `fingerprint` when it needs no key (inspectTelegram). */
-  telegram?: { hex: string; encrypted: boolean; fingerprint: number | null }
-  /** Encoded binary frame of a workspace decoder profile, awaiting decoding. */
-  frame?: string
-  /** The repeat check's claim this item made as its telegram's first sighting (given up if it is not stored). */
-  claim?: TelegramSighting
-}
 
 export interface PrepareDeps {
   meters: MeterRepo
@@ -78,26 +35,6 @@ export interface PrepareDeps {
 
 const genericCheck = compile(GenericItem)
 const payloadCheck = compile(PayloadItem)
-const pulseCheck = compile(PulsePayload)
-const telegramCheck = compile(TelegramPayload)
-const objectCheck = compile(ObjectPayload)
-
-/** Field errors of the batch, collected while reading it (one 422 at the end). */
-class BatchErrors {
-  readonly errors: FieldErrors = {}
-  /** Records a problem; returns null so a reader can `return errs.add(...)`. */
-  add(key: string, msg: string): null {
-    ;(this.errors[key] ??= []).push(msg)
-    return null
-  }
-  schema(schema: Parameters<typeof fieldErrors>[0], value: unknown, key: string): null {
-    Object.assign(this.errors, fieldErrors(schema, value, key))
-    return null
-  }
-  get any(): boolean {
-    return Object.keys(this.errors).length > 0
-  }
-}
 
 /** The workspace's profiles by key: the latest version, or an exact one. */
 function profileIndex(profiles: readonly Profile[]) {
@@ -166,13 +103,6 @@ export async function prepareBatch(
   return prepared
 }
 
-type Item = Record<string, unknown> & { recorded_at: string }
-interface CheckedItem {
-  item: Item
-  hasPayload: boolean
-  recordedAt: number
-}
-
 /** The checks every item passes whatever its profile: shape, recorded_at, a finite value. */
 function checkItem(
   raw: unknown,
@@ -212,8 +142,6 @@ function checkItem(
     return errs.add(`${key}.value`, 'The value field must be a finite number.')
   return { item, hasPayload, recordedAt }
 }
-
-type Inspection = ReturnType<typeof inspectTelegram>
 
 /** The meter identifier: a supplied meter always wins; wmbus_oms derives it from the link layer. */
 function identify(
@@ -319,108 +247,6 @@ function preparedItem(
   if (!hasPayload) p.rawPayload = isPlainGenericItem(item) ? p : tsvText(JSON.stringify(item))
   else if (profile.key !== 'wmbus_oms') p.rawPayload = tsvText(JSON.stringify(item.payload))
   return p
-}
-
-/** The reader of the item's profile kind fills in its readings (or what decodes them). */
-function readByProfile(
-  base: PreparedItem,
-  c: CheckedItem,
-  inspection: Inspection | null,
-  key: string,
-  errs: BatchErrors,
-): PreparedItem | null {
-  const p = base.profile
-  if (p.key === 'generic') return readGeneric(base, c, key, errs)
-  if (!c.hasPayload)
-    return errs.add(`${key}.payload`, `The payload field is required for profile ${p.key}.`)
-  if (p.key === 'pulse_counter') return readPulses(base, c.item.payload, key, errs)
-  if (p.key === 'wmbus_oms') return readTelegram(base, c.item.payload, inspection, key, errs)
-  return readWorkspaceProfile(base, c.item, key, errs)
-}
-
-function readGeneric(
-  base: PreparedItem,
-  c: CheckedItem,
-  key: string,
-  errs: BatchErrors,
-): PreparedItem | null {
-  if (c.hasPayload)
-    return errs.add(
-      `${key}.payload`,
-      'The generic profile takes kind, value and unit, not a payload.',
-    )
-  base.kind = c.item.kind as Kind
-  base.readings = [{ kind: base.kind, value: c.item.value as number, unit: c.item.unit as Unit }]
-  return base
-}
-
-function readPulses(
-  base: PreparedItem,
-  payload: unknown,
-  key: string,
-  errs: BatchErrors,
-): PreparedItem | null {
-  if (!pulseCheck.Check(payload)) return errs.schema(PulsePayload, payload, `${key}.payload`)
-  const pp = payload as { pulses?: number; pulse_delta?: number }
-  if (pp.pulses === undefined && pp.pulse_delta === undefined)
-    return errs.add(`${key}.payload`, 'The payload must carry pulses and/or pulse_delta.')
-  base.kind = pp.pulses !== undefined ? 'saldo' : 'consumption'
-  base.pulse = pp
-  return base
-}
-
-function readTelegram(
-  base: PreparedItem,
-  payload: unknown,
-  inspection: Inspection | null,
-  key: string,
-  errs: BatchErrors,
-): PreparedItem | null {
-  if (!telegramCheck.Check(payload)) return errs.schema(TelegramPayload, payload, `${key}.payload`)
-  const hex = (payload as { telegram: string }).telegram
-  inspection ??= inspectTelegram(hex)
-  if (!inspection.ok)
-    return errs.add(`${key}.payload.telegram`, `The telegram is invalid: ${inspection.error}.`)
-  base.telegram = {
-    hex,
-    encrypted: inspection.encrypted,
-    fingerprint: inspection.fingerprint,
-  }
-  return base
-}
-
-/** Workspace (meter-model) profile: object form, or one encoded frame with a decoder. */
-function readWorkspaceProfile(
-  base: PreparedItem,
-  item: Item,
-  key: string,
-  errs: BatchErrors,
-): PreparedItem | null {
-  const p = base.profile
-  const payload = item.payload
-  const unit = (item.unit as Unit | undefined) ?? (isUnit(p.unit) ? p.unit : undefined)
-  if (!unit)
-    return errs.add(`${key}.unit`, `The unit field is required: profile ${p.key} declares no unit.`)
-  const kind: Kind = p.kind ?? 'saldo'
-  if (p.decoder) {
-    if (typeof payload !== 'string')
-      return errs.add(
-        `${key}.payload`,
-        `Profile ${p.key} takes one ${(p.decoder as FrameLayout).encoding} encoded frame.`,
-      )
-    base.kind = kind
-    base.readings = [{ kind, value: NaN, unit }]
-    base.frame = payload
-    return base
-  }
-  if (!objectCheck.Check(payload)) return errs.schema(ObjectPayload, payload, `${key}.payload`)
-  const op = payload as { value: number; status?: string[] }
-  if (!Number.isFinite(op.value))
-    return errs.add(`${key}.payload.value`, 'The value field must be a finite number.')
-  base.kind = kind
-  base.readings = [{ kind, value: op.value, unit }]
-  base.rawFlags = op.status ?? null
-  return base
 }
 
 /** Binary frames of workspace decoder profiles, grouped per profile version. */
@@ -543,66 +369,4 @@ async function decodeTelegrams(
     )
   }
   if (check && decrypted.length) await markRepeats(check, ws, decrypted, fingerprints)
-}
-
-interface RepeatCheck {
-  coord: Coord
-  windowMs: number
-}
-
-/**
- * The repeat check (telegram-repeats.ts) on telegrams by their fingerprints: a repeat gets
- * its `duplicate`, a first sighting its claim. Returns each repeat whose first sighting is
- * an item of this batch, with that item.
- */
-async function markRepeats(
-  check: RepeatCheck,
-  ws: number,
-  items: PreparedItem[],
-  fingerprints: number[],
-): Promise<[copy: PreparedItem, first: PreparedItem][]> {
-  const sightings: TelegramSighting[] = items.map((it, i) => ({
-    ws,
-    identifier: it.identifier,
-    fingerprint: fingerprints[i]!,
-    recordedAt: it.recordedAt,
-  }))
-  const claimed: boolean[] = []
-  const firsts = await findRepeats(check.coord, check.windowMs, sightings, claimed)
-  const copies: [PreparedItem, PreparedItem][] = []
-  let claimers: Map<string, PreparedItem> | null = null
-  for (let i = 0; i < items.length; i++) {
-    const it = items[i]!
-    if (claimed[i]) it.claim = sightings[i]
-    const first = firsts[i]!
-    if (first === null) continue
-    const at = first >= 0 ? ` at ${new Date(first).toISOString()}` : ''
-    it.rejection = {
-      status: 'duplicate',
-      reason: `repeat of the same telegram (access number and application bytes) reported${at}`,
-    }
-    if (!claimers) {
-      claimers = new Map()
-      for (let k = 0; k < items.length; k++)
-        if (claimed[k]) claimers.set(repeatKey(sightings[k]!), items[k]!)
-    }
-    const mate = claimers.get(repeatKey(sightings[i]!))
-    if (mate) copies.push([it, mate])
-  }
-  return copies
-}
-
-/** Gives up the claims of `items` that hold one (kept for the pipeline's release if this fails). */
-async function giveUpClaims(coord: Coord | undefined, items: PreparedItem[]): Promise<void> {
-  const held = items.filter((it) => it.claim)
-  if (!coord || !held.length) return
-  try {
-    await releaseClaims(
-      coord,
-      held.map((it) => it.claim!),
-    )
-    for (const it of held) it.claim = undefined
-  } catch {
-    // the pipeline tries again when the request ends; else the key lapses with its window
-  }
 }
