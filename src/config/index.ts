@@ -46,7 +46,7 @@ export const Config = Type.Object({
   MQTT_LEASE_S: Type.Integer({ ...Positive, default: 15 }),
   /**
    * With Redis: how long a meter's lease nobody else asked for stays with this instance
-   * after its last turn, while it hears other instances' refusals (src/actors/meter-locks.ts).
+   * after its last turn, while it hears other instances' refusals (src/actors/lease-holds.ts).
    */
   METER_LEASE_KEEP_S: Type.Integer({ ...Positive, default: 1200 }),
   /** off: this instance never runs MQTT subscribers (others sharing Redis do). */

@@ -31,7 +31,7 @@ export interface LeaseSpace {
    * The prefix of the channels a holder hears on when others want its leases: a `leaseMany`
    * refused a lease because `holder` holds it publishes the refused ids (comma-separated) on
    * `<want><holder>`, each time it is refused. A holder that keeps idle leases gives those
-   * back soon (meter-locks.ts).
+   * back soon (lease-holds.ts).
    */
   want?: string
   /**
@@ -161,7 +161,7 @@ export interface Coord {
   /**
    * Whether messages published now on the channels subscribed here reach their handlers:
    * false while the subscriber's connection is down or its subscriptions not acknowledged
-   * again, when messages are lost (meter-locks.ts keeps leases long only while it hears).
+   * again, when messages are lost (lease-holds.ts keeps leases long only while it hears).
    */
   hears(): boolean
   /** Throws when the backing service is unreachable. */

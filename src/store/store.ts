@@ -141,7 +141,7 @@ export class Store {
 
   /**
    * Versions issued from now on are above `v`: a version another instance wrote (a meter's
-   * stamp, meter-locks.ts), so that this instance's later rows of the meter come after its
+   * stamp, lease-stamps.ts), so that this instance's later rows of the meter come after its
    * rows whatever the two wall clocks say (the receive step of a hybrid logical clock).
    */
   observeVersion(v: number): void {
