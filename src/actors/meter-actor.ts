@@ -6,20 +6,17 @@
 // readings ask ClickHouse (batched with the other meters of the tick), which has the final
 // word. A turn ends only after its rows are stored. A turn is a sequence of phases (dedupe,
 // flag, restate, write, settle), methods below; turns.ts runs each phase for many actors.
-import type { Outbox } from '../events/outbox.js'
 import type { Meter } from '../store/meters.js'
 import type { BodyWriter } from '../store/body-writer.js'
 import type { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'
-import type { Store } from '../store/store.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
-import type { HistoryLoader, MeterHistory, ReadingKey } from '../store/history.js'
+import type { MeterHistory, ReadingKey } from '../store/history.js'
 import {
   rowHeads,
   rowOutOf,
   writeReadingRow,
-  type RawPayload,
   type RowHeads,
   type RowOut,
   type StoredReadingRow,
@@ -39,96 +36,8 @@ import {
   type NoteChanges,
   type NotedStatus,
 } from './handover-note.js'
-
-export interface ActorReading {
-  /** Position in the request, to put the answer back in order. */
-  ref: number
-  kind: Kind
-  recordedAt: number
-  value: number
-  unit: string | null
-  /** The raw payload (store/reading-row.ts `RawPayload`). */
-  rawPayload: RawPayload
-  /** Device status carried by this reading, if any. */
-  status: { rawFlags: string[]; statuses: string[] } | null
-  /**
-   * Set by the turn that handles the reading: stored, or a duplicate. The caller reads it
-   * once its turn ended (a Map of verdicts per turn was one more object per reading of a
-   * gateway request, whose turns hold one reading each).
-   */
-  verdict?: ActorVerdict | null
-}
-
-export type ActorVerdict = 'created' | 'duplicate'
-
-/** One request's readings of this meter, waiting for (or in) a turn. */
-export interface Joined {
-  meter: Meter
-  readings: ActorReading[]
-  /**
-   * Called once the turn ended, with `slot`: without an error, every reading carries its
-   * `verdict`. One callback serves every meter of a request (registry.ts `handleMany`).
-   */
-  done: (err: unknown, slot: number) => void
-  /** Which of its caller's parts this is. */
-  slot: number
-}
-
-export interface ActorEnv {
-  /** How much a window keeps (WINDOW_SPAN_MS, WINDOW_MAX; tests shrink it to reach the store). */
-  window?: { spanMs: number; maxPerKind: number }
-  store: Store
-  history: HistoryLoader
-  /** Set on shutdown: a turn that has not started yet is refused (503). */
-  stopping?: boolean
-  outbox: Outbox
-  /** Per-meter mutual exclusion and change counter across instances (Redis); null alone. */
-  locks: MeterLocks | null
-  /**
-   * True once for a meter this instance created that no actor has used yet
-   * (MeterRepo.takeUnused): its first actor needs no history, whichever request makes it.
-   */
-  takeUnused: (meterId: number) => boolean
-  now: () => number
-}
-
-/** A meter whose turn is to run under its lock, and the stamp its actor last saw. */
-export interface LockEntry {
-  readonly meterId: number
-  readonly seen: string | null
-  /** After a turn that ended well: its line of the hand-over note (handover-note.ts); null if none. */
-  note?(): string | null
-}
-
-/**
- * An entry whose lock is held: whether another instance wrote since `seen`, or nobody ever;
- * and, where it did, the row version from which on its rows are all the actor misses (null:
- * the actor reloads), and the note of what it wrote where one was left (handover-note.ts).
- */
-export interface LockedMeter {
-  index: number
-  changed: boolean
-  untouched: boolean
-  since: number | null
-  note: string | null
-  /** The turn's rows go into a hand-over note (the meter is likely to move on). */
-  noting: boolean
-}
-
-/** Per entry: the stamp its actor sees now, or why its turn did not run (or failed). */
-export type LockOutcome = { seen: string | null } | { error: unknown }
-
-export interface MeterLocks {
-  /**
-   * Runs `fn` holding the locks of the entries: once for all whose locks were taken at
-   * once, again for those that had to be waited for. `changed` says whether another
-   * instance wrote since `seen`, `untouched` that no turn of the meter has ended anywhere.
-   */
-  withLocks(
-    entries: readonly LockEntry[],
-    fn: (locked: LockedMeter[]) => Promise<void>,
-  ): Promise<LockOutcome[]>
-}
+import type { ActorEnv } from './actor-env.js'
+import type { ActorReading, Joined } from './actor-reading.js'
 
 const key = (kind: string, t: number) => `${kind}:${t}`
 

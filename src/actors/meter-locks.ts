@@ -8,7 +8,7 @@
 // another instance asks for it or the meter has been idle for long (lease-holds.ts); the
 // leases live by this instance's heartbeat (lease-heartbeat.ts).
 import crypto from 'node:crypto'
-import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-actor.js'
+import type { LockedMeter, LockEntry, LockOutcome, MeterLocks } from './meter-lock-contract.js'
 import { apiError } from '../errors.js'
 import {
   HEARTBEAT_LEASE_TTL_MS,

@@ -7,13 +7,9 @@
 // that arrive meanwhile; they share its next turn.
 import v8 from 'node:v8'
 import type { Meter } from '../store/meters.js'
-import {
-  MeterActor,
-  type ActorEnv,
-  type ActorReading,
-  type ActorVerdict,
-  type Joined,
-} from './meter-actor.js'
+import { MeterActor } from './meter-actor.js'
+import type { ActorEnv } from './actor-env.js'
+import type { ActorReading, ActorVerdict, Joined } from './actor-reading.js'
 import { runTurns, type BatchEntry } from './turns.js'
 
 /** One meter's part of a request. */

@@ -10,7 +10,9 @@ import { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { OutboxEvent } from '../events/outbox.js'
-import { NONE, type ActorEnv, type Joined, type MeterActor, type Turn } from './meter-actor.js'
+import { NONE, type MeterActor, type Turn } from './meter-actor.js'
+import type { ActorEnv } from './actor-env.js'
+import type { Joined } from './actor-reading.js'
 import { NEIGHBOURHOOD } from './quality/index.js'
 
 export interface BatchEntry {

@@ -2,7 +2,7 @@
 // (provisioning, caps, lifecycle) -> meter actors (idempotency, units, quality, status)
 // -> store (group commit) -> answer. Every entry point runs exactly this.
 import type { ActorRegistry } from '../actors/registry.js'
-import type { ActorReading } from '../actors/meter-actor.js'
+import type { ActorReading } from '../actors/actor-reading.js'
 import type { DecoderPool } from '../decode/index.js'
 import type { Coord } from '../coord/coord.js'
 import type { Outbox } from '../events/outbox.js'

@@ -3,7 +3,8 @@
 // meter's turn runs share its next turn, and eviction drops the least recently used idle
 // actors first.
 import t from 'tap'
-import type { ActorEnv, ActorReading } from '../../src/actors/meter-actor.js'
+import type { ActorEnv } from '../../src/actors/actor-env.js'
+import type { ActorReading } from '../../src/actors/actor-reading.js'
 import { ActorRegistry, registryBounds } from '../../src/actors/registry.js'
 import { newMeter, type Meter } from '../../src/store/meters.js'
 import type { MeterHistory } from '../../src/store/history.js'
