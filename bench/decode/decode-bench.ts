@@ -6,15 +6,11 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { loadWasmCore, type DecoderCore } from '../../src/decode/core.js'
-import {
-  runTelegram,
-  outcomeOf,
-  selectedValue,
-  statusFlags,
-  identifierOf,
-  writeHex,
-  parseKey,
-} from '../../src/decode/telegram.js'
+import { runTelegram, writeHex, parseKey } from '../../src/decode/telegram.js'
+import { outcomeOf } from '../../src/decode/telegram-outcome.js'
+import { statusFlags } from '../../src/decode/status-flags.js'
+import { selectedValue } from '../../src/decode/register-value.js'
+import { identifierOf } from '../../src/decode/telegram-identity.js'
 import { S } from '../../src/decode/layout.js'
 import { RC } from '../../src/decode/layout.js'
 import { DecoderPool } from '../../src/decode/pool.js'

@@ -15,13 +15,9 @@
 import { createCipheriv, type Cipheriv } from 'node:crypto'
 import { loadWasmCore, type DecoderCore } from '../../src/decode/core.js'
 import { D, R, RC, REC_W, S } from '../../src/decode/layout.js'
-import {
-  identifierOf,
-  parseKey,
-  runTelegram,
-  selectedValue,
-  writeHex,
-} from '../../src/decode/telegram.js'
+import { parseKey, runTelegram, writeHex } from '../../src/decode/telegram.js'
+import { selectedValue } from '../../src/decode/register-value.js'
+import { identifierOf } from '../../src/decode/telegram-identity.js'
 
 export interface FixtureFrame {
   source: string

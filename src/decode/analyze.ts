@@ -5,17 +5,12 @@
 // parsed again here.
 import { loadWasmCore, type DecoderCore } from './core.js'
 import { S, R, REC_W, D, RC, E, REASONS } from './layout.js'
-import {
-  buildRecords,
-  cryptoStep,
-  identifierOf,
-  manufacturer,
-  parseKey,
-  printedId,
-  selectedValue,
-  statusFlags,
-  writeHex,
-} from './telegram.js'
+import { cryptoStep, parseKey, writeHex } from './telegram.js'
+import { buildRecords } from './payload-records.js'
+import { statusFlags } from './status-flags.js'
+import { selectedValue } from './register-value.js'
+import { identifierOf } from './telegram-identity.js'
+import { manufacturer, printedId } from './telegram-text.js'
 
 export interface TelegramAnalysis {
   status: 'ok' | 'rejected_unconfigured' | 'rejected_undecodable' | 'invalid'

@@ -9,7 +9,9 @@
 // another gateway is known before it is decoded (ingest/prepare.ts).
 import { loadWasmCore, type DecoderCore } from './core.js'
 import { E, RC, REASONS, S } from './layout.js'
-import { fingerprintOf, identifierOf, manufacturer, writeHex } from './telegram.js'
+import { writeHex } from './telegram.js'
+import { fingerprintOf, identifierOf } from './telegram-identity.js'
+import { manufacturer } from './telegram-text.js'
 
 export type TelegramInspection =
   | {

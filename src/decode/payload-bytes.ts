@@ -1,7 +1,8 @@
 // The decoded part of a telegram's stored raw payload, written by the worker straight into
 // the result buffer as the UTF-8 bytes of its TabSeparated field: `JSON.stringify({ link:
-// linkInfo(core), records: buildRecords(core) })` (telegram.ts) with its backslashes doubled.
-// test/decode/raw-payload.test.ts compares the two on every vector and on fuzzed frames.
+// linkInfo(core), records: buildRecords(core) })` (payload-records.ts) with its backslashes
+// doubled. test/decode/raw-payload.test.ts compares the two on every vector and on fuzzed
+// frames.
 //
 // Why bytes, and a template per layout: that text built as a string (about 150
 // concatenations per telegram, a rope V8 then flattened to write it) took ~90 % of a decoder
@@ -23,7 +24,8 @@ import {
   templates,
   type Template,
 } from './payload-templates.js'
-import { DLL_CRC_NAMES, FUNCS, frameText, inTsv, manufacturer, scaled } from './telegram.js'
+import { DLL_CRC_NAMES, FUNCS, inTsv } from './payload-records.js'
+import { frameText, manufacturer, scaled } from './telegram-text.js'
 
 const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'))
 
@@ -146,9 +148,9 @@ function put2(n: number): void {
 }
 
 /**
- * A date or time record's value, the text `formatDate` makes (telegram.ts), written digit by
- * digit: that string, padded field by field, was a twentieth of the worker's time per plain
- * telegram. Every field is below 100 (masked to 4–6 bits), a year is 2000–2127.
+ * A date or time record's value, the text `formatDate` makes (telegram-text.ts), written
+ * digit by digit: that string, padded field by field, was a twentieth of the worker's time
+ * per plain telegram. Every field is below 100 (masked to 4–6 bits), a year is 2000–2127.
  */
 function putDate(t: number, v: number): void {
   const b = (i: number) => Math.floor(v / BYTE_PLACE[i]!) & 0xff

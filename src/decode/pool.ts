@@ -1,7 +1,7 @@
 // Decoder pool: Piscina workers, each with one WASM decoder instance, with
 // meter affinity (each meter's telegrams always go to the same worker).
 import { Piscina } from 'piscina'
-import type { TelegramOutcome } from './telegram.js'
+import type { TelegramOutcome } from './telegram-outcome.js'
 import { JOB_HEAD, readBatch, type FormatEvent } from './wire.js'
 import { formatKey, type FormatBook, type FormatKey, type KnownFormat } from './format-book.js'
 import type { TaughtFormat } from './worker.js'
@@ -9,7 +9,7 @@ import { compileLayout, type FrameLayout, type FrameOutcome } from './frame-layo
 import { affinityIndex } from './affinity.js'
 import { decodeChannel } from './channel.js'
 
-export type { TelegramOutcome } from './telegram.js'
+export type { TelegramOutcome } from './telegram-outcome.js'
 export type { FrameLayout, FrameOutcome } from './frame-layout.js'
 
 export interface TelegramJob {

@@ -11,14 +11,12 @@
 import type { DecoderCore } from './core.js'
 import { RC, REASONS, E, S } from './layout.js'
 import { decodedTsvBound, writeDecodedTsv } from './payload-bytes.js'
-import {
-  fingerprintOf,
-  fromTsv,
-  printedId,
-  selectedValue,
-  statusFlags,
-  type TelegramOutcome,
-} from './telegram.js'
+import type { TelegramOutcome } from './telegram-outcome.js'
+import { fromTsv } from './payload-records.js'
+import { statusFlags } from './status-flags.js'
+import { selectedValue } from './register-value.js'
+import { fingerprintOf } from './telegram-identity.js'
+import { printedId } from './telegram-text.js'
 
 /** Bytes before each telegram's hex in a batch buffer going to a worker (worker.ts). */
 export const JOB_HEAD = 25

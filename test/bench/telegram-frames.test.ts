@@ -15,14 +15,9 @@ import {
 import { FleetFrames, frameShapes, type FixtureFrame } from '../../bench/lib/telegram-frames.js'
 import { loadWasmCore } from '../../src/decode/core.js'
 import { RC, S } from '../../src/decode/layout.js'
-import {
-  fingerprintOf,
-  identifierOf,
-  parseKey,
-  runTelegram,
-  selectedValue,
-  writeHex,
-} from '../../src/decode/telegram.js'
+import { parseKey, runTelegram, writeHex } from '../../src/decode/telegram.js'
+import { selectedValue } from '../../src/decode/register-value.js'
+import { fingerprintOf, identifierOf } from '../../src/decode/telegram-identity.js'
 
 const fixtures = JSON.parse(
   fs.readFileSync(new URL('../../bench/fixtures/telegrams.json', import.meta.url), 'utf8'),

@@ -3,13 +3,9 @@ import t from 'tap'
 import { DecoderPool, type TelegramOutcome } from '../../src/decode/pool.js'
 import { inspectTelegram } from '../../src/decode/inspect.js'
 import { loadWasmCore } from '../../src/decode/core.js'
-import {
-  decodeTelegramSync,
-  fingerprintOf,
-  identifierOf,
-  manufacturer,
-  writeHex,
-} from '../../src/decode/telegram.js'
+import { decodeTelegramSync, writeHex } from '../../src/decode/telegram.js'
+import { fingerprintOf, identifierOf } from '../../src/decode/telegram-identity.js'
+import { manufacturer } from '../../src/decode/telegram-text.js'
 import { RC, S } from '../../src/decode/layout.js'
 import { loadVectors, expectedCanonical, close } from './vectors.js'
 

@@ -6,14 +6,8 @@
 import t from 'tap'
 import { DecoderPool, type TelegramJob } from '../../src/decode/pool.js'
 import { loadWasmCore } from '../../src/decode/core.js'
-import {
-  buildRecords,
-  decodeTelegramSync,
-  linkInfo,
-  parseKey,
-  runTelegram,
-  writeHex,
-} from '../../src/decode/telegram.js'
+import { decodeTelegramSync, parseKey, runTelegram, writeHex } from '../../src/decode/telegram.js'
+import { buildRecords, linkInfo } from '../../src/decode/payload-records.js'
 import { RC } from '../../src/decode/layout.js'
 import { decodedTsvBound, writeDecodedTsv } from '../../src/decode/payload-bytes.js'
 import { loadVectors } from './vectors.js'
