@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url'
 import { MemoryCoord } from '../../src/coord/memory.js'
 import { derivedConsumption } from '../../src/query/consumption.js'
 import { aggregateReadings } from '../../src/store/readings-query.js'
-import type { Meter } from '../../src/store/meters.js'
+import type { Meter } from '../../src/store/meter-row.js'
 import { withReadingsView } from '../../src/store/rollup.js'
 import { Store } from '../../src/store/store.js'
 

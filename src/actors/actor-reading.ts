@@ -3,7 +3,7 @@
 // the turn writes each reading's verdict onto the reading itself. Its own module because the
 // ingest pipeline builds these readings and reads their verdicts without the actor that
 // handles them (meter-actor.ts).
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 import type { RawPayload } from '../store/reading-row.js'
 import type { Kind } from './quality/index.js'
 

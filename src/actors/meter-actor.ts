@@ -6,7 +6,7 @@
 // readings ask ClickHouse (batched with the other meters of the tick), which has the final
 // word. A turn ends only after its rows are stored. A turn is a sequence of phases (dedupe,
 // flag, restate, write, settle), methods below; turns.ts runs each phase for many actors.
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 import type { BodyWriter } from '../store/body-writer.js'
 import type { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'

@@ -6,7 +6,7 @@
 // just ended) goes into one batch of turns (turns.ts). A busy actor collects the requests
 // that arrive meanwhile; they share its next turn.
 import v8 from 'node:v8'
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 import { MeterActor } from './meter-actor.js'
 import type { ActorEnv } from './actor-env.js'
 import type { ActorReading, ActorVerdict, Joined } from './actor-reading.js'

@@ -1,7 +1,7 @@
 // The Meter response object of api-v1.md, built from the stored meter, its profile, its
 // group and its latest status.
 import type { MeterGroup } from '../store/groups.js'
-import { isOperational, type Meter } from '../store/meters.js'
+import { isOperational, type Meter } from '../store/meter-row.js'
 import type { Profile } from '../store/profiles.js'
 import type { LatestStatus } from '../store/status.js'
 

@@ -11,7 +11,7 @@ import { derivedConsumption } from '../query/consumption.js'
 import { aggregatePlan, type Kind } from '../store/readings-query.js'
 import { isoLocal, offsetMs } from '../domain/time.js'
 import type { ApiDeps } from './deps.js'
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 import {
   aggregateExportQuery,
   CLICKHOUSE_FORMAT,

@@ -13,7 +13,7 @@ import { displayUnitOf, fromCanonical, familyOf, meterUnit } from '../domain/uni
 import type { ApiDeps } from './deps.js'
 import { tokenRoute } from './route.js'
 import { exportFormat, exportReadings } from './readings-export.js'
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 
 const KINDS = ['consumption', 'saldo'] as const
 const AGGREGATES = ['raw', 'hourly', 'daily'] as const

@@ -1,5 +1,5 @@
 // The event catalog of api-v1.md. There is no event per reading.
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 export const EVENT_NAMES = [
   'meter.created',
   'meter.status_changed',

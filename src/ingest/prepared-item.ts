@@ -1,7 +1,7 @@
 // What step 1 (prepare.ts) hands on. Admission and the pipeline read it, the per-profile
 // readers and the repeat marks fill it in: it lives below all of them, not in prepare.ts,
 // so that none of them has to import the module that imports them.
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 import type { RawPayload } from '../store/reading-row.js'
 import type { Profile } from '../store/profiles.js'
 import type { ItemStatus, Kind } from './types.js'

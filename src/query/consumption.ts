@@ -1,7 +1,7 @@
 // derive=consumption: loads the meter's canonical saldo readings and recorded exchanges and
 // hands them to the pure deriveConsumption (src/query/derive.ts, rules in docs/derive.md).
 // Exchange baselines and rollover_max are stored in the meter's unit and converted here.
-import type { Meter } from '../store/meters.js'
+import type { Meter } from '../store/meter-row.js'
 import type { Sql } from '../store/sql.js'
 import { deriveConsumption, type DerivedRow } from './derive.js'
 import { meterExchanges } from '../store/exchanges.js'

@@ -3,7 +3,7 @@
 // holds with no open alert for (rule, meter) opens one (`alert.opened`); an open alert whose
 // condition no longer holds, or whose meter is no longer watched, resolves (`alert.resolved`).
 import type { TaskDeps } from './deps.js'
-import { isOperational, type Meter } from '../store/meters.js'
+import { isOperational, type Meter } from '../store/meter-row.js'
 import { AlertStore, latestReadings, type Alert, type AlertRule } from '../store/alerts.js'
 import { latestStatusesOf } from '../store/status.js'
 

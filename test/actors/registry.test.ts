@@ -6,7 +6,7 @@ import t from 'tap'
 import type { ActorEnv } from '../../src/actors/actor-env.js'
 import type { ActorReading } from '../../src/actors/actor-reading.js'
 import { ActorRegistry, registryBounds } from '../../src/actors/registry.js'
-import { newMeter, type Meter } from '../../src/store/meters.js'
+import { newMeter, type Meter } from '../../src/store/meter-row.js'
 import type { MeterHistory } from '../../src/store/history.js'
 
 const T0 = Date.UTC(2026, 0, 1)

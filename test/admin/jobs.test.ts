@@ -1,7 +1,7 @@
 // Imports (NDJSON through the real ingest pipeline, import.completed, line-named failures)
 // and the backfill-reading-quality job; plus a webhook delivery end to end.
 import t from 'tap'
-import { newMeter } from '../../src/store/meters.js'
+import { newMeter } from '../../src/store/meter-row.js'
 import { ManualClock } from '../../src/clock.js'
 import { chTime } from '../../src/store/sql.js'
 import { startTestServer } from '../helpers/server.js'

@@ -1,7 +1,7 @@
 // Admin: meter lifecycle, profile confirmation, wM-Bus key, exchanges; device profiles.
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { newMeter, type NewMeter } from '../../src/store/meters.js'
+import { newMeter, type NewMeter } from '../../src/store/meter-row.js'
 import { startTestServer } from '../helpers/server.js'
 import { countInserts } from '../helpers/store.js'
 

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { chTime } from '../../src/store/sql.js'
-import { newMeter } from '../../src/store/meters.js'
+import { newMeter } from '../../src/store/meter-row.js'
 import { startTestServer } from '../helpers/server.js'
 
 const clock = new ManualClock(Date.parse('2025-03-10T12:00:00Z'))

@@ -2,7 +2,7 @@
 // scheduler's announcements task finds those meters (after a minute's grace) and emits their
 // event once, dated at creation, to the subscriptions that existed by then.
 import t from 'tap'
-import { newMeter } from '../../src/store/meters.js'
+import { newMeter } from '../../src/store/meter-row.js'
 import { announceMissedMeters } from '../../src/scheduler/announcements.js'
 import { startTestServer } from '../helpers/server.js'
 

@@ -5,7 +5,7 @@ import http from 'node:http'
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
 import { chTime } from '../../src/store/sql.js'
-import { newMeter, type NewMeter } from '../../src/store/meters.js'
+import { newMeter, type NewMeter } from '../../src/store/meter-row.js'
 import { startTestServer } from '../helpers/server.js'
 
 const T0 = Date.parse('2025-03-10T12:00:00Z')

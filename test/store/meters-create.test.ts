@@ -2,7 +2,8 @@
 // turn — one id range, one INSERT — and each is answered exactly as if it had run alone.
 import t from 'tap'
 import { MemoryCoord } from '../../src/coord/memory.js'
-import { MeterRepo, newMeter } from '../../src/store/meters.js'
+import { newMeter } from '../../src/store/meter-row.js'
+import { MeterRepo } from '../../src/store/meters.js'
 import { openTmpStore } from '../helpers/store.js'
 
 const tmp = await openTmpStore()
@@ -123,7 +124,7 @@ t.test('a meter with every field set reads back as saved (rows are written by ha
   const [r] = await meters.createMany(7, [
     newMeter('every "field" \\ ü', { name: 'Ke"ller', unit: 'kwh', profile_needs_review: false }),
   ])
-  const made = (r as { meter: import('../../src/store/meters.js').Meter }).meter
+  const made = (r as { meter: import('../../src/store/meter-row.js').Meter }).meter
   const full = {
     ...made,
     display_unit: 'mwh',
