@@ -12,7 +12,8 @@ import type { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'
 import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
-import type { MeterHistory, ReadingKey } from '../store/history.js'
+import type { MeterHistory } from '../store/history.js'
+import type { ReadingKey } from '../store/history-rows.js'
 import {
   rowHeads,
   rowOutOf,

@@ -8,7 +8,17 @@
 // neighbourhood and row look-ups need the newest version of each key; they take it with
 // ORDER BY version DESC LIMIT 1 BY key over the few keys of the meters asked for (validity
 // does not change between versions: only neighbour flag families are ever re-versioned).
-import type { Kind, QualityFlag, TimelineReading } from '../domain/quality.js'
+import type { Kind, TimelineReading } from '../domain/quality.js'
+import { Coalescer } from './coalescer.js'
+import {
+  COLS,
+  KEY_FILTER,
+  keyParams,
+  NEWEST,
+  timelineReading,
+  VALID,
+  type ReadingKey,
+} from './history-rows.js'
 import type { StoredReadingRow } from './reading-row.js'
 import { RECENT_MS } from './recent-first.js'
 import { chTime, parseChTime, type Sql } from './sql.js'
@@ -37,41 +47,12 @@ export interface MeterChanges {
   status: LatestStatus | null
 }
 
-/** Rows of these meters matching (meter, kind, recorded_at) keys; the id and time lists let the index prune. */
-const KEY_FILTER = `meter_id IN {ids:Array(UInt64)} AND recorded_at IN {ts:Array(DateTime64(3, 'UTC'))}
-  AND concat(toString(meter_id), '|', toString(kind), '|', toString(recorded_at)) IN {keys:Array(String)}`
-
-export interface ReadingKey {
-  kind: string
-  t: number
-}
-
-function keyParams(asks: { meterId: number; keys: ReadingKey[] }[]) {
-  const ids = new Set<number>()
-  const ts = new Set<string>()
-  const keys: string[] = []
-  for (const a of asks) {
-    ids.add(a.meterId)
-    for (const k of a.keys) {
-      const at = chTime(k.t)
-      ts.add(at)
-      keys.push(`${a.meterId}|${k.kind}|${at}`)
-    }
-  }
-  return { ids: [...ids], ts: [...ts], keys }
-}
-
-/** Newest version of each reading key (instead of FINAL) over an already filtered set. */
-const NEWEST =
-  'ORDER BY meter_id, kind, recorded_at, version DESC LIMIT 1 BY meter_id, kind, recorded_at'
-const COLS = 'meter_id, kind, recorded_at, canonical_value, quality_flags, version'
-
 /**
  * A freshly loaded window holds the newest readings of each kind (at most this many, valid
  * or not, fewer when keys have several versions), complete from its oldest one on: a late
  * reading after that needs no store look-up (MeterActor).
  */
-export const HYDRATE_PER_KIND = 64
+const HYDRATE_PER_KIND = 64
 
 /** Rows (versions included) the window's query reads per kind, newest first. */
 const WINDOW_ROWS = HYDRATE_PER_KIND * 4
@@ -88,63 +69,6 @@ const WINDOW_SPANS = [RECENT_MS, 90 * DAY, Infinity]
 /** How far before a late reading's time its neighbours are looked for first (`aroundRows`). */
 const NEIGHBOURHOOD_SPAN = RECENT_MS
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
-
-/** Valid = has a canonical value and no unit mismatch (docs/quality.md). */
-const VALID = "canonical_value IS NOT NULL AND NOT has(quality_flags, 'unit_mismatch')"
-
-export function timelineReading(r: {
-  kind: string
-  recorded_at: string
-  canonical_value: number | null
-  quality_flags: string[]
-}): TimelineReading {
-  return {
-    kind: r.kind as TimelineReading['kind'],
-    recordedAt: parseChTime(r.recorded_at),
-    canonicalValue: r.canonical_value === null ? null : Number(r.canonical_value),
-    unitMismatch: r.quality_flags.includes('unit_mismatch'),
-    flags: r.quality_flags as QualityFlag[],
-  }
-}
-
-/**
- * Merges the calls made in one tick into one `fetch` per workspace; each caller gets its
- * own part of the answer.
- */
-class Coalescer<Req, Res> {
-  private queue = new Map<
-    number,
-    { reqs: Req[]; done: ((r: Res) => void)[]; fail: ((e: unknown) => void)[] }
-  >()
-  private scheduled = false
-
-  constructor(private readonly fetch: (ws: number, reqs: Req[]) => Promise<Res[]>) {}
-
-  ask(ws: number, req: Req): Promise<Res> {
-    return new Promise((resolve, reject) => {
-      let q = this.queue.get(ws)
-      if (!q) this.queue.set(ws, (q = { reqs: [], done: [], fail: [] }))
-      q.reqs.push(req)
-      q.done.push(resolve)
-      q.fail.push(reject)
-      if (!this.scheduled) {
-        this.scheduled = true
-        setImmediate(() => this.flush())
-      }
-    })
-  }
-
-  private flush(): void {
-    this.scheduled = false
-    const batches = [...this.queue]
-    this.queue.clear()
-    for (const [ws, b] of batches)
-      this.fetch(ws, b.reqs).then(
-        (res) => b.done.forEach((d, i) => d(res[i]!)),
-        (err) => b.fail.forEach((f) => f(err)),
-      )
-  }
-}
 
 export class HistoryLoader {
   private readonly windows = new Coalescer<number, MeterHistory>((ws, ids) => this.fetch(ws, ids))

@@ -100,9 +100,9 @@ export function rawExportQuery(
   return { sql, params }
 }
 
-/** Aggregate bucket rows of a plan (store/readings-query.ts), in the JSON answer's order. */
+/** Aggregate bucket rows of a plan (store/readings-buckets.ts), in the JSON answer's order. */
 export function aggregateExportQuery(
-  /** store/readings-query.ts aggregatePlan: the exact bucket query (columns meter_id, kind, b, c, s, lo, hi). */
+  /** store/readings-buckets.ts aggregatePlan: the exact bucket query (columns meter_id, kind, b, c, s, lo, hi). */
   plan: { grouped: string; params: Params; zone: string },
   meterIds: number[],
   displayUnits: string[],

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ManualClock } from '../../src/clock.js'
-import { aggregateReadings } from '../../src/store/readings-query.js'
+import { aggregateReadings } from '../../src/store/readings-buckets.js'
 import { markHoursMissedByACrash } from '../../src/store/rollup.js'
 import { rollupCurrent } from '../../src/store/rollup-feed.js'
 import { chTime } from '../../src/store/sql.js'

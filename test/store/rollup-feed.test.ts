@@ -4,7 +4,7 @@
 // status reports that ride on readings rows (src/store/status.ts) reach their readers the
 // same way, and a kill before the feed wrote them loses none.
 import t from 'tap'
-import { aggregateReadings } from '../../src/store/readings-query.js'
+import { aggregateReadings } from '../../src/store/readings-buckets.js'
 import { markHoursMissedByACrash, ROLLUP_TABLE } from '../../src/store/rollup.js'
 import { withReadingsPartsHeld } from '../../src/store/crash-window.js'
 import { ROLLUP_FEED, rollupCurrent } from '../../src/store/rollup-feed.js'
