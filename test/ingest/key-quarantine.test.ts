@@ -202,6 +202,52 @@ t.test('workspaces never see each other’s quarantine', async (t) => {
   t.equal(none.status, 404, none.text)
 })
 
+t.test('keys PUT many at a time: each meter replays its own telegrams, no other', async (t) => {
+  // The waiting check of concurrent PUTs is one query per workspace at a time
+  // (WmbusQuarantineRepo): several workspaces, meters with and without telegrams.
+  const tenants = await Promise.all([s.tenant(), s.tenant(), s.tenant()])
+  const vectors = ['32587798', '70023757', '24048412'].map(mode5)
+  const puts: { meterId: number; key: string; waits: boolean; ws: number }[] = []
+  for (const [n, tenant] of tenants.entries()) {
+    const own = vectors.slice(0, n + 1)
+    await report(
+      tenant.token,
+      own.map((v) => tg(v.telegram, 1)),
+    )
+    const plain = Array.from({ length: 20 }, (_, i) => ({
+      meter: `plain-${n}-${i}`,
+      kind: 'saldo',
+      value: i,
+      unit: 'kwh',
+      recorded_at: at(1),
+    }))
+    t.equal((await report(tenant.token, plain)).status, 201)
+    for (const v of own)
+      puts.push({
+        meterId: (await meterOf(tenant.workspaceId, v.id)).id,
+        key: v.key,
+        waits: true,
+        ws: tenant.workspaceId,
+      })
+    for (const p of plain)
+      puts.push({
+        meterId: (await meterOf(tenant.workspaceId, p.meter)).id,
+        key: '00112233445566778899aabbccddeeff',
+        waits: false,
+        ws: tenant.workspaceId,
+      })
+  }
+  const answers = await Promise.all(puts.map((p) => putKey(p.meterId, p.key)))
+  for (const [i, p] of puts.entries()) {
+    const a = answers[i]!
+    if (p.waits) {
+      t.equal(a.data.replay?.replayed, 1, `meter ${p.meterId} replays its telegram`)
+      t.same(await stored(p.meterId), [at(1)])
+    } else t.same(a.data, { meter_id: p.meterId, has_key: true }, `meter ${p.meterId}: none`)
+  }
+  t.equal(puts.filter((p) => p.waits).length, 6)
+})
+
 t.test('odd input on the quarantine path never crashes', async (t) => {
   const v = mode5('24048412')
   const { token, workspaceId } = await s.tenant()
