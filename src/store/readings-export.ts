@@ -3,6 +3,7 @@
 // NDJSON) or Parquet timestamps (UTC-adjusted, milliseconds); local times are strings with
 // their offset, exactly as `recorded_at_local` in JSON.
 import type { Params } from './sql.js'
+import { quote } from './readings-filter.js'
 
 export type ExportFormat = 'csv' | 'ndjson' | 'parquet'
 
@@ -14,8 +15,6 @@ export const CLICKHOUSE_FORMAT: Record<ExportFormat, string> = {
 }
 const SETTINGS =
   "SETTINGS output_format_json_quote_64bit_integers = 0, format_csv_null_representation = '', output_format_parquet_string_as_string = 1"
-
-const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
 
 /** `t` (DateTime64(3, 'UTC')) as the API writes it: 2025-02-28T10:00:00.000Z. */
 const isoUtc = (t: string) =>

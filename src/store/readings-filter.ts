@@ -45,4 +45,5 @@ export function timeCond(a: number, b: number, inclusiveEnd: boolean): string {
   return `recorded_at >= fromUnixTimestamp64Milli(toInt64(${Math.trunc(a)}), 'UTC') AND recorded_at ${inclusiveEnd ? '<=' : '<'} fromUnixTimestamp64Milli(toInt64(${Math.trunc(b)}), 'UTC')`
 }
 
+/** A string as a ClickHouse string literal (time zone names, a format's structure). */
 export const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
