@@ -3,6 +3,7 @@
 // arrival order (property test over real HTTP and chDB).
 import fc from 'fast-check'
 import t from 'tap'
+import { dealer, drawnReadings, itemsOf, sortedItems } from '../helpers/dealt-readings.js'
 import { startTestServer } from '../helpers/server.js'
 
 const s = await startTestServer()
@@ -147,15 +148,7 @@ t.test('property: overlapping concurrent requests on the same meters → batch f
   const meters = 3
   await fc.assert(
     fc.asyncProperty(
-      fc.array(
-        fc.record({
-          meter: fc.integer({ min: 0, max: meters - 1 }),
-          kind: fc.constantFrom('saldo', 'consumption'),
-          slot: fc.integer({ min: 0, max: 90 }),
-          value: fc.integer({ min: -5, max: 400 }),
-        }),
-        { minLength: 1, maxLength: 120 },
-      ),
+      drawnReadings(meters, 120),
       fc.integer({ min: 2, max: 6 }),
       fc.integer({ min: 1, max: 4 }),
       fc.boolean(),
@@ -166,38 +159,18 @@ t.test('property: overlapping concurrent requests on the same meters → batch f
         actors.env.window = small ? { spanMs: 0, maxPerKind: 0 } : undefined
         // Reloaded windows short of the meters' whole history, as a long history's are.
         history.windowRows = small || forget ? 1 : windowRows
-        const seen = new Set<string>()
-        const items = raw
-          .filter((r) => {
-            const k = `${r.meter}${r.kind}${r.slot}`
-            return !seen.has(k) && seen.add(k)
-          })
-          .map((r) => ({
-            m: r.meter,
-            kind: r.kind,
-            value: r.value,
-            unit: 'kwh',
-            recorded_at: at(r.slot * 15),
-          }))
+        const items = itemsOf(raw, at)
         const name = (set: string, m: number) => `o${set}-${run}-${m}`
-        const sorted = [...items].sort((x, y) => x.recorded_at.localeCompare(y.recorded_at))
+        const sorted = sortedItems(items)
         const ref = await s.call('POST', '/api/v1/reportData', {
           token,
           body: { readings: sorted.map(({ m, ...i }) => ({ ...i, meter: name('a', m) })) },
         })
         t.equal(ref.status, 201)
-        let x = seed
-        const rnd = (n: number) => {
-          x = (x * 1103515245 + 12345) & 0x7fffffff
-          return x % n
-        }
+        const { below: rnd, shuffle } = dealer(seed)
         // Each wave: `requests` concurrent requests, readings dealt at random (meters mixed).
         const perWave = Math.ceil(items.length / waves)
-        const shuffled = [...items]
-        for (let i = shuffled.length - 1; i > 0; i--) {
-          const j = rnd(i + 1)
-          ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
-        }
+        const shuffled = shuffle(items)
         for (let w = 0; w * perWave < shuffled.length; w++) {
           const wave = shuffled.slice(w * perWave, (w + 1) * perWave)
           const bodies: (typeof wave)[] = Array.from({ length: requests }, () => [])

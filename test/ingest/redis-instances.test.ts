@@ -3,17 +3,12 @@
 // interleave, and when Redis loses its keys ClickHouse still has the final word.
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { HistoryLoader } from '../../src/store/history.js'
-import { ActorRegistry } from '../../src/actors/registry.js'
-import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
-import { RedisCoord } from '../../src/coord/redis.js'
-import { MemoryOutbox } from '../../src/events/outbox.js'
-import { IngestPipeline } from '../../src/ingest/pipeline.js'
-import { MeterRepo } from '../../src/store/meters.js'
-import { ProfileRepo } from '../../src/store/profiles.js'
-import { TenantRepo } from '../../src/store/tenants.js'
+import type { CoordMeterLocks } from '../../src/actors/meter-locks.js'
+import type { IngestPipeline } from '../../src/ingest/pipeline.js'
+import type { HistoryLoader } from '../../src/store/history.js'
 import { awayFromMinuteEdge } from '../helpers/minute.js'
 import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
+import { secondInstance } from '../helpers/second-instance.js'
 import { startTestServer } from '../helpers/server.js'
 
 if (!redisAvailable({ own: true })) {
@@ -28,36 +23,10 @@ if (!redisAvailable({ own: true })) {
   const { token, workspaceId } = await s.tenant()
 
   // The second instance: its own coordination client, meter index and actors; same store.
-  const coord2 = new RedisCoord(redis.url, (s.app.parts.coord as RedisCoord).prefix)
-  await coord2.connect()
-  t.teardown(() => coord2.close())
+  const other = await secondInstance(s, redis.url)
+  t.teardown(() => other.close())
   const store = s.app.parts.store
-  const meters2 = new MeterRepo(store, coord2)
-  await meters2.init()
-  const profiles2 = new ProfileRepo(store.sql, coord2)
-  await profiles2.init()
-  const tenants2 = new TenantRepo(store, coord2)
-  await tenants2.init()
-  const history2 = new HistoryLoader(store.sql)
-  const locks2 = new CoordMeterLocks(coord2, { clock: store })
-  const second = new IngestPipeline({
-    meters: meters2,
-    profiles: profiles2,
-    tenants: tenants2,
-    coord: coord2,
-    outbox: new MemoryOutbox(),
-    decoder: null,
-    actors: new ActorRegistry({
-      store,
-      history: history2,
-      outbox: new MemoryOutbox(),
-      locks: locks2,
-      takeUnused: (id) => meters2.takeUnused(id),
-      now: () => Date.now(),
-    }),
-    now: () => Date.now(),
-    maxItems: 10_000,
-  })
+  const { ingest: second, history: history2, locks: locks2 } = other
   const first = s.app.parts.ingest
   const base = Date.now() - 86400_000
   const batch = (from: number, n: number, meters: number) =>
