@@ -5,6 +5,7 @@
 import { ActorRegistry } from '../../src/actors/registry.js'
 import { CoordMeterLocks } from '../../src/actors/meter-locks.js'
 import { RedisCoord } from '../../src/coord/redis.js'
+import type { DecoderPool } from '../../src/decode/pool.js'
 import { MemoryOutbox } from '../../src/events/outbox.js'
 import { IngestPipeline } from '../../src/ingest/pipeline.js'
 import { HistoryLoader } from '../../src/store/history.js'
@@ -21,7 +22,17 @@ export interface SecondInstance {
   close(): Promise<void>
 }
 
-export async function secondInstance(s: TestServer, redisUrl: string): Promise<SecondInstance> {
+/** Telegrams need a decoder (the server's pool may be shared) and, for repeats, a window. */
+export interface SecondOptions {
+  decoder?: DecoderPool
+  telegramRepeatWindowMs?: number
+}
+
+export async function secondInstance(
+  s: TestServer,
+  redisUrl: string,
+  opts: SecondOptions = {},
+): Promise<SecondInstance> {
   const coord = new RedisCoord(redisUrl, (s.app.parts.coord as RedisCoord).prefix)
   await coord.connect()
   const store = s.app.parts.store
@@ -47,10 +58,11 @@ export async function secondInstance(s: TestServer, redisUrl: string): Promise<S
     tenants,
     coord,
     outbox: new MemoryOutbox(),
-    decoder: null,
+    decoder: opts.decoder ?? null,
     actors,
     now: () => Date.now(),
     maxItems: 10_000,
+    ...(opts.telegramRepeatWindowMs ? { telegramRepeatWindowMs: opts.telegramRepeatWindowMs } : {}),
   })
   return {
     ingest,

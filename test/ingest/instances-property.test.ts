@@ -17,6 +17,7 @@ import { dealer, drawnReadings, itemsOf, sortedItems } from '../helpers/dealt-re
 import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
 import { secondInstance } from '../helpers/second-instance.js'
 import { startTestServer } from '../helpers/server.js'
+import { fullFrame } from '../helpers/wmbus.js'
 
 if (!redisAvailable({ own: true })) {
   t.comment(REDIS_SKIP_NOTICE)
@@ -27,11 +28,17 @@ if (!redisAvailable({ own: true })) {
   t.teardown(() => redis.stop())
   const s = await startTestServer({ REDIS_URL: redis.url })
   t.teardown(() => s.close())
-  const other = await secondInstance(s, redis.url)
+  const other = await secondInstance(s, redis.url, {
+    decoder: s.app.parts.decoder,
+    telegramRepeatWindowMs: 600_000,
+  })
   t.teardown(() => other.close())
   // Each run provisions six meters: past the default hourly cap within a run or two.
   const { workspaceId } = await s.tenant({ workspace: { provision_cap_per_hour: 1_000_000 } })
   const sql = s.app.parts.store.sql
+  // The reference of the telegram runs: one copy of each, sorted (its own workspace, where
+  // the same telegrams are not repeats of the dealt ones).
+  const refWs = (await s.tenant({ workspace: { provision_cap_per_hour: 1_000_000 } })).workspaceId
 
   interface Instance {
     ingest: Pick<IngestPipeline, 'ingest'>
@@ -56,15 +63,21 @@ if (!redisAvailable({ own: true })) {
 
   /** Per reading, its stored flags (sorted), by kind and time. */
   async function flagsOf(meter: string): Promise<Record<string, string[]>> {
-    const rows = await sql.query<{ kind: string; at: string; flags: string[] }>(
-      `SELECT toString(kind) AS kind, toString(recorded_at) AS at, quality_flags AS flags
+    const rows = await storedOf(workspaceId, meter)
+    return Object.fromEntries(rows.map((r) => [`${r.kind}@${r.at}`, r.flags]))
+  }
+
+  /** A meter's stored readings in time order, each with its flags (sorted). */
+  async function storedOf(ws: number, meter: string) {
+    const rows = await sql.query<{ kind: string; at: string; value: number; flags: string[] }>(
+      `SELECT toString(kind) AS kind, toString(recorded_at) AS at, value, quality_flags AS flags
        FROM readings FINAL
-       WHERE workspace_id = ${workspaceId} AND meter_id =
+       WHERE workspace_id = ${ws} AND meter_id =
          (SELECT any(id) FROM meters FINAL
-          WHERE workspace_id = ${workspaceId} AND meter_identifier = '${meter}')
+          WHERE workspace_id = ${ws} AND meter_identifier = '${meter}' AND deleted = 0)
        ORDER BY kind, recorded_at`,
     )
-    return Object.fromEntries(rows.map((r) => [`${r.kind}@${r.at}`, [...r.flags].sort()]))
+    return rows.map((r) => ({ ...r, value: Number(r.value), flags: [...r.flags].sort() }))
   }
 
   const meters = 3
@@ -174,5 +187,101 @@ if (!redisAvailable({ own: true })) {
       `both instances loaded windows (${loaded.join(', ')})`,
     )
     t.comment(`catch-ups from the store: ${caughtUp}`)
+  })
+
+  // wM-Bus meters heard by several gateways, the copies dealt across both instances: each
+  // radio telegram is stored once (the other copies are repeats, answered duplicate, in the
+  // same request or another, on the same instance or the other), and the meters' stored
+  // series and flags are those of one copy of each sent sorted.
+  let tRun = 0
+  let repeats = 0
+  let flagged = 0
+  t.test('two instances, telegrams heard by several gateways → each stored once', async (t) => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            meter: fc.integer({ min: 0, max: meters - 1 }),
+            slot: fc.integer({ min: 0, max: 60 }),
+            // A meter's next reading: up by `step` litres, or down (saldo_decrease).
+            step: fc.integer({ min: -40, max: 400 }),
+            copies: fc.integer({ min: 1, max: 3 }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        fc.integer({ min: 2, max: 6 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer(),
+        async (raw, requests, waves, seed) => {
+          tRun++
+          const idOf = (m: number) => 72_000_000 + tRun * 10 + m
+          // Per meter, one reading per slot, litres a running sum; a repeated litres value
+          // would be the same radio telegram again (a repeat), so such a reading is left out.
+          const litres = new Map<number, number>()
+          const used = new Set<string>()
+          const readings: { m: number; slot: number; litres: number; copies: number }[] = []
+          for (const r of [...raw].sort((a, b) => a.slot - b.slot)) {
+            const l = (litres.get(r.meter) ?? 1_000) + r.step
+            if (used.has(`${r.meter}:${r.slot}`) || used.has(`${r.meter}@${l}`)) continue
+            used.add(`${r.meter}:${r.slot}`).add(`${r.meter}@${l}`)
+            litres.set(r.meter, l)
+            readings.push({ m: r.meter, slot: r.slot, litres: l, copies: r.copies })
+          }
+          // A gateway's copy is received `gw` seconds after the first one's.
+          const item = (r: (typeof readings)[number], gw: number) => ({
+            profile: 'wmbus_oms',
+            payload: { telegram: fullFrame(idOf(r.m), r.litres) },
+            recorded_at: new Date(Date.parse(at(r.slot * 15)) + gw * 1_000).toISOString(),
+          })
+          const ref = await instances[0]!.ingest.ingest({
+            workspaceId: refWs,
+            items: readings.map((r) => item(r, 0)),
+            source: 'report',
+          })
+          t.equal(ref.accepted, readings.length)
+
+          const { below: rnd, shuffle } = dealer(seed)
+          const copies = shuffle(
+            readings.flatMap((r) => Array.from({ length: r.copies }, (_, gw) => item(r, gw))),
+          )
+          const perWave = Math.ceil(copies.length / waves)
+          let created = 0
+          for (let w = 0; w * perWave < copies.length; w++) {
+            const bodies: (typeof copies)[] = Array.from({ length: requests }, () => [])
+            for (const it of copies.slice(w * perWave, (w + 1) * perWave))
+              bodies[rnd(requests)]!.push(it)
+            const answers = await Promise.all(
+              bodies
+                .filter((b) => b.length)
+                .map((b) =>
+                  instances[rnd(2)]!.ingest.ingest({ workspaceId, items: b, source: 'report' }),
+                ),
+            )
+            created += answers.reduce((n, a) => n + a.accepted, 0)
+            repeats += answers.reduce((n, a) => n + a.duplicates, 0)
+            t.same(
+              answers.flatMap((a) =>
+                a.results.filter((r) => r.status !== 'created' && r.status !== 'duplicate'),
+              ),
+              [],
+              `wave ${w}: every copy stored or a duplicate`,
+            )
+          }
+          t.equal(created, readings.length, `run ${tRun}: each telegram stored once`)
+          for (let m = 0; m < meters; m++) {
+            if (!readings.some((r) => r.m === m)) continue
+            const id = String(idOf(m))
+            const series = (rows: Awaited<ReturnType<typeof storedOf>>) =>
+              rows.map((r) => ({ kind: r.kind, value: r.value, flags: r.flags }))
+            const stored = series(await storedOf(workspaceId, id))
+            flagged += stored.filter((r) => r.flags.length).length
+            t.same(stored, series(await storedOf(refWs, id)), `meter ${m} (run ${tRun})`)
+          }
+        },
+      ),
+      { numRuns: 12, seed: 11 },
+    )
+    t.ok(repeats > 0, `copies answered as repeats (${repeats})`)
+    t.ok(flagged > 0, `readings stored with flags (${flagged})`)
   })
 }
