@@ -11,13 +11,14 @@ import {
   Series,
   sortFlags,
   unitFlags,
-  type Families,
   type Kind,
   type MeterQualityContext,
   type QualityFlag,
   type QualityView,
   type TimelineReading,
 } from './quality/index.js'
+import { HITS } from './insert-hits.js'
+import { InvalidReadings } from './invalid-readings.js'
 
 export { computeFlags } from './quality/index.js'
 export type { Kind, MeterQualityContext, QualityFlag, TimelineReading } from './quality/index.js'
@@ -354,86 +355,5 @@ export class MeterTimeline {
     }
     changed?.sort((a, b) => a.recordedAt - b.recordedAt || (a.kind < b.kind ? -1 : 1))
     return { duplicate: false, flags, changed: changed ?? NO_CHANGES }
-  }
-}
-
-/**
- * The neighbours a late reading can change (kind and index in its valid readings), each
- * with the families of its flags to recompute: parallel arrays of numbers and kinds, reused
- * by every insert (inserts never overlap), so they hold no entry of any window.
- */
-class Hits {
-  kinds: Kind[] = []
-  at: number[] = []
-  fams: Families[] = []
-  size = 0
-
-  clear(): void {
-    this.size = 0
-  }
-
-  add(kind: Kind, at: number, fams: Families): void {
-    this.kinds[this.size] = kind
-    this.at[this.size] = at
-    this.fams[this.size++] = fams
-  }
-
-  /** Adds `fams` to the hit of (kind, at), or lists it; nothing when `at` is past `arr`. */
-  mark(kind: Kind, arr: Series, at: number, fams: Families): void {
-    if (at >= arr.length) return
-    for (let h = 0; h < this.size; h++)
-      if (this.at[h] === at && this.kinds[h] === kind) {
-        this.fams[h]! |= fams
-        return
-      }
-    this.add(kind, at, fams)
-  }
-}
-
-const HITS = new Hits()
-
-/** One kind's invalid readings held, by time, with whether they were added in time order. */
-class InvalidReadings {
-  readonly byTime = new Map<number, TimelineReading>()
-  /** `byTime` holds its times in ascending (insertion) order. */
-  ascending = true
-  newest = -Infinity
-
-  add(t: number, r: TimelineReading): void {
-    if (this.byTime.size === 0) {
-      this.ascending = true
-      this.newest = t
-    } else if (t < this.newest) this.ascending = false
-    else this.newest = t
-    this.byTime.set(t, r)
-  }
-
-  /**
-   * Drops the readings older than `floor`, and the oldest beyond `max` (`retain`, `trim`).
-   * Returns the newest time dropped, or null. Readings mostly arrive in order, and a Map
-   * iterates in insertion order: then only what is dropped is visited. Copying and sorting
-   * every time on every turn was a visible cost of meters whose readings are all invalid (up
-   * to 512 held per kind: 13-16 µs per turn in a scratch loop, 2.4-3.2 without the sort). A
-   * late reading puts the Map back in order once. Drops are always the oldest, so `newest`
-   * stays right.
-   */
-  drop(floor: number, max: number): number | null {
-    const inv = this.byTime
-    if (!this.ascending) {
-      const sorted = [...inv].sort((a, b) => a[0] - b[0])
-      inv.clear()
-      for (const [t, r] of sorted) inv.set(t, r)
-      this.ascending = true
-    }
-    let left = inv.size
-    let last: number | null = null
-    // In ascending order both conditions hold for a prefix only.
-    for (const t of inv.keys()) {
-      if (!(t < floor || left > max)) break
-      inv.delete(t)
-      left--
-      last = t
-    }
-    return last
   }
 }

@@ -14,6 +14,7 @@ import type { Delivery, EventRepo, Subscription } from '../store/events.js'
 import { Gate } from './gate.js'
 import { closeConnections, post } from './send.js'
 import { signatureHeader } from './signing.js'
+import { SwitchOff } from './switch-off.js'
 
 export interface EngineOptions {
   /** Delays before retries 1-4 (EVENT_RETRY_DELAYS_MS). */
@@ -72,7 +73,8 @@ export class DeliveryEngine implements Part {
   private readonly targets = new Map<number, Gate>()
   /** Attempts in flight across all targets. */
   private readonly slots: Gate
-  private readonly subLocks = new Map<number, Promise<unknown>>()
+  /** Consecutive exhausted deliveries per target, and its switch-off. */
+  private readonly switchOff: SwitchOff
   /**
    * Delivery id → row version of the last result stored here. A scan that started before a
    * result was stored returns the row as it was; known stale, it is dropped here instead of
@@ -94,14 +96,14 @@ export class DeliveryEngine implements Part {
 
   constructor(
     private readonly repo: EventRepo,
-    private readonly tenants: TenantRepo,
+    tenants: TenantRepo,
     private readonly mailer: Mailer,
     private readonly coord: Coord,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly opts: EngineOptions,
     /** Told when the engine changed a subscription (counter, switch-off), to drop cached lists. */
-    private readonly onSubscriptionChanged: () => Promise<void> = async () => {},
+    onSubscriptionChanged: () => Promise<void> = async () => {},
     /** A subscription as the outbox's cache has it; default: read from the store. */
     private readonly subscriptionOf: (ws: number, id: number) => Promise<Subscription | null> = (
       _ws,
@@ -114,6 +116,7 @@ export class DeliveryEngine implements Part {
     this.perTargetConcurrency = Math.min(opts.perTargetConcurrency ?? 16, concurrency)
     this.perTarget = opts.perTarget ?? 2000
     this.rescanMs = opts.rescanMs ?? 15_000
+    this.switchOff = new SwitchOff(repo, tenants, mailer, log, opts, onSubscriptionChanged)
   }
 
   start(): void {
@@ -368,8 +371,8 @@ export class DeliveryEngine implements Part {
     if (this.stored.size > MAX_STORED) this.stored.delete(this.stored.keys().next().value!)
     // Nothing to reset when the target had no failures as of this attempt's read.
     if (next.status === 'delivered') {
-      if (sub.consecutive_failures !== 0) await this.settle(sub.id, 'delivered')
-    } else if (next.status === 'failed') await this.settle(sub.id, 'exhausted')
+      if (sub.consecutive_failures !== 0) await this.switchOff.settle(sub.id, 'delivered')
+    } else if (next.status === 'failed') await this.switchOff.settle(sub.id, 'exhausted')
     return 1
   }
 
@@ -386,60 +389,5 @@ export class DeliveryEngine implements Part {
     const claimTtl = this.opts.timeoutMs + 60_000
     const key = `delivery:${d.id}:${d.attempts + 1}:${d.version}`
     return (await this.coord.claim(key, claimTtl)) ? sub : 'taken'
-  }
-
-  /** Keeps the consecutive-exhausted counter; switches the target off at the threshold. */
-  private settle(subId: number, result: 'delivered' | 'exhausted'): Promise<void> {
-    const prev = this.subLocks.get(subId) ?? Promise.resolve()
-    const run = prev.then(async () => {
-      const sub = await this.repo.getSubscription(subId)
-      if (!sub) return
-      // Every change is announced: attempts read the subscription from the outbox's cache,
-      // and a delivered attempt resets the counter only when that copy shows failures.
-      if (result === 'delivered') {
-        if (sub.consecutive_failures !== 0) {
-          await this.repo.saveSubscription({ ...sub, consecutive_failures: 0 })
-          await this.onSubscriptionChanged()
-        }
-        return
-      }
-      const failures = sub.consecutive_failures + 1
-      const switchOff = sub.enabled && failures >= this.opts.disableAfter
-      await this.repo.saveSubscription({
-        ...sub,
-        consecutive_failures: failures,
-        enabled: sub.enabled && !switchOff,
-      })
-      await this.onSubscriptionChanged()
-      if (switchOff) await this.mailOwners(sub, failures)
-    })
-    const tail = run.catch(() => {})
-    this.subLocks.set(subId, tail)
-    void tail.finally(() => {
-      if (this.subLocks.get(subId) === tail) this.subLocks.delete(subId)
-    })
-    return run
-  }
-
-  private async mailOwners(sub: Subscription, failures: number): Promise<void> {
-    const owners = (await this.tenants.listUsers(sub.workspace_id)).filter((u) => u.owner)
-    const subject = `Event webhook switched off: ${sub.url}`
-    const body =
-      `The event webhook ${sub.url} (subscription ${sub.id}) of workspace ${sub.workspace_id} ` +
-      `was switched off after ${failures} consecutive deliveries failed all ` +
-      `${1 + this.opts.retryDelaysMs.length} attempts.\n\n` +
-      `Fix the receiver, then switch the subscription on again ` +
-      `(PATCH /admin/v1/event-subscriptions/${sub.id} {"enabled": true}). Failed deliveries ` +
-      `can be sent again from the delivery log (POST /admin/v1/deliveries/{id}/retry).\n`
-    await this.mailer.send(
-      sub.workspace_id,
-      owners.map((u) => u.email),
-      subject,
-      body,
-    )
-    this.log.warn(
-      { subscription: sub.id, workspace: sub.workspace_id },
-      'event webhook switched off',
-    )
   }
 }
