@@ -5,23 +5,15 @@
 // also a late one — is checked for duplicates and flagged from the window alone; only older
 // readings ask ClickHouse (batched with the other meters of the tick), which has the final
 // word. A turn ends only after its rows are stored. A turn is a sequence of phases (dedupe,
-// flag, restate, write, settle), methods below; turns.ts runs each phase for many actors.
+// flag, restate, write, settle): those that touch the actor's state are methods below, those
+// that work on the turn alone are in turn-phases.ts; turns.ts runs each phase for many actors.
 import type { Meter } from '../store/meter-row.js'
 import type { BodyWriter } from '../store/body-writer.js'
 import type { FeedRows } from '../store/feed-rows.js'
-import { chTime } from '../store/sql.js'
-import { canonicalize, isUnit, meterUnit, type Canonical } from '../domain/units.js'
 import { qualityContext } from '../domain/quality-context.js'
 import type { MeterHistory } from '../store/history.js'
 import type { ReadingKey } from '../store/history-rows.js'
-import {
-  rowHeads,
-  rowOutOf,
-  writeReadingRow,
-  type RowHeads,
-  type RowOut,
-  type StoredReadingRow,
-} from '../store/reading-row.js'
+import { rowHeads, writeReadingRow, type RowHeads, type RowOut } from '../store/reading-row.js'
 import {
   NEIGHBOURHOOD,
   type Kind,
@@ -39,8 +31,8 @@ import {
 } from './handover-note.js'
 import type { ActorEnv } from './actor-env.js'
 import type { ActorReading, Joined } from './actor-reading.js'
-
-const key = (kind: string, t: number) => `${kind}:${t}`
+import { statusChanged, type NewestStatus, type StatusChange } from './status-change.js'
+import { append, NONE, readingKey } from './turn-lists.js'
 
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
 /**
@@ -57,9 +49,9 @@ export const WINDOW_MAX = 512
 
 /**
  * One turn of one meter: the readings of the requests that joined it (refs renumbered), and
- * what each phase found. The phases are methods of the actor; `runTurns` (turns.ts) runs
- * each phase for many actors at once, so their look-ups share queries and their rows one
- * write.
+ * what each phase found. The phases are methods of the actor and functions of
+ * turn-phases.ts; `runTurns` (turns.ts) runs each phase for many actors at once, so their
+ * look-ups share queries and their rows one write.
  */
 export interface Turn {
   actor: MeterActor
@@ -88,13 +80,7 @@ export interface StatusOut {
   rows: string
   count: number
   versions: number[]
-  newest: { statuses: string[]; reportedAt: number; rawFlags: string[] } | null
-}
-
-/** The event a turn emits after its write, if the meter's status changed. */
-export interface StatusChange {
-  ws: number
-  payload: Record<string, unknown>
+  newest: NewestStatus | null
 }
 
 const byTimeAndKind = (a: ActorReading, b: ActorReading) =>
@@ -391,7 +377,7 @@ export class MeterActor {
   dropStored(turn: Turn, stored: Set<string>): void {
     const created: ActorReading[] = []
     for (const r of turn.created) {
-      if (stored.has(key(r.kind, r.recordedAt))) r.verdict = 'duplicate'
+      if (stored.has(readingKey(r.kind, r.recordedAt))) r.verdict = 'duplicate'
       else created.push(r)
     }
     turn.created = created
@@ -422,123 +408,6 @@ export class MeterActor {
           before++
       if (before < NEIGHBOURHOOD) this.setValidComplete(k, true)
     }
-  }
-
-  /**
-   * Phase 2, flag: each new reading goes into the window in order, gets its flags and its
-   * row. Neighbours whose flags changed: new rows of this turn are amended in place, stored
-   * ones are listed in `restate`.
-   */
-  flag(turn: Turn, now: string): void {
-    const tl = turn.tl!
-    const meter = turn.meter
-    // A new array only once the window calls one a duplicate (most turns keep them all).
-    let created: ActorReading[] | null = null
-    let changed: Map<string, QualityFlag[]> | null = null
-    const unit = meterUnit(meter)
-    for (let i = 0; i < turn.created.length; i++) {
-      const r = turn.created[i]!
-      const c: Canonical =
-        r.unit !== null && isUnit(r.unit)
-          ? canonicalize(r.value, r.unit, unit)
-          : { canonicalValue: null, canonicalUnit: null, unitMismatch: false }
-      const res = tl.insert({
-        kind: r.kind,
-        recordedAt: r.recordedAt,
-        canonicalValue: c.canonicalValue,
-        unitMismatch: c.unitMismatch,
-      })
-      if (res.duplicate) {
-        r.verdict = 'duplicate'
-        created ??= turn.created.slice(0, i)
-        continue
-      }
-      turn.rows = append(turn.rows, {
-        kind: r.kind,
-        recordedAt: chTime(r.recordedAt),
-        recordedAtMs: r.recordedAt,
-        value: r.value,
-        unit: r.unit,
-        canonicalValue: c.canonicalValue,
-        canonicalUnit: c.canonicalUnit,
-        flags: res.flags,
-        rawTsv: r.rawPayload,
-        ingestedAt: now,
-        version: this.env.store.version(),
-        status: this.env.store.rollupFedApart ? r.status : null,
-      })
-      for (const ch of res.changed)
-        (changed ??= new Map()).set(key(ch.kind, ch.recordedAt), ch.flags)
-      r.verdict = 'created'
-      created?.push(r)
-    }
-    if (created) turn.created = created
-    turn.changed = changed
-    if (!changed) return
-    const own = new Map<string, RowOut>()
-    for (const row of turn.rows) own.set(key(row.kind, row.recordedAtMs), row)
-    for (const [k, flags] of changed) {
-      const mine = own.get(k)
-      if (mine) mine.flags = flags
-      else {
-        const [kind, t] = k.split(':')
-        turn.restate = append(turn.restate, { kind: kind!, t: Number(t) })
-      }
-    }
-  }
-
-  /**
-   * Phase 3, restate: stored neighbours whose flags changed are written again as a new
-   * version (ReplacingMergeTree keeps the newest) from their full stored rows.
-   */
-  restate(turn: Turn, stored: StoredReadingRow[]): void {
-    for (const old of stored) {
-      // The rows asked for are the neighbours listed in `restate`: nearly all changed.
-      const row = rowOutOf(old)
-      const flags = turn.changed!.get(key(row.kind, row.recordedAtMs))
-      if (!flags) continue
-      turn.rows = append(turn.rows, {
-        ...row,
-        flags,
-        // Above the stored row's version, whichever instance's clock wrote it (HLC).
-        version: this.env.store.versionAfter(old.version),
-      })
-    }
-  }
-
-  /**
-   * Phase 4, write (this turn's part): status report lines of the created readings, where
-   * they are not carried by their readings rows (Store.rollupFedApart), and the newest.
-   */
-  statusReports(turn: Turn): void {
-    const ws = turn.meter.workspace_id
-    const carried = this.env.store.rollupFedApart
-    let out: StatusOut | null = null
-    for (const r of turn.created) {
-      if (!r.status) continue
-      out ??= { rows: '', count: 0, versions: [], newest: null }
-      if (!carried) {
-        const version = this.env.store.version()
-        out.versions.push(version)
-        out.rows +=
-          JSON.stringify({
-            workspace_id: ws,
-            meter_id: turn.meter.id,
-            reported_at: chTime(r.recordedAt),
-            raw_flags: r.status.rawFlags,
-            statuses: r.status.statuses,
-            version,
-          }) + '\n'
-        out.count++
-      }
-      if (!out.newest || r.recordedAt >= out.newest.reportedAt)
-        out.newest = {
-          statuses: r.status.statuses,
-          reportedAt: r.recordedAt,
-          rawFlags: r.status.rawFlags,
-        }
-    }
-    turn.status = out
   }
 
   /** Phase 4, write (this turn's part): the readings rows as TabSeparated lines, into `out`. */
@@ -588,38 +457,6 @@ export class MeterActor {
     if (!newest || (this.status && newest.reportedAt <= this.status.reportedAt)) return null
     const before = this.status
     this.status = { statuses: newest.statuses, reportedAt: newest.reportedAt }
-    if (before && sameSet(before.statuses, newest.statuses)) return null
-    const meter = turn.meter
-    return {
-      ws: meter.workspace_id,
-      payload: {
-        meter: { id: meter.id, identifier: meter.meter_identifier },
-        statuses: newest.statuses,
-        previous_statuses: before?.statuses ?? null,
-        raw_flags: newest.rawFlags,
-        reported_at: new Date(newest.reportedAt).toISOString(),
-      },
-    }
+    return statusChanged(turn.meter, before, newest)
   }
-}
-
-function sameSet(a: string[], b: string[]): boolean {
-  if (a.length !== b.length) return false
-  // Most reports of most meters: all clear, again (no Set made for them).
-  if (a.length === 0) return true
-  const s = new Set(a)
-  return b.every((x) => s.has(x))
-}
-
-/** The empty array turns start with and go back to: frozen, so a push onto it throws. */
-export const NONE = Object.freeze([]) as never[]
-
-/**
- * `arr` with `x` appended. The first element goes into a literal of one: an empty array's
- * first push reserves room for 16, and most turns of a gateway request hold one reading.
- */
-function append<T>(arr: T[], x: T): T[] {
-  if (arr.length === 0) return [x]
-  arr.push(x)
-  return arr
 }

@@ -10,7 +10,9 @@ import { FeedRows } from '../store/feed-rows.js'
 import { chTime } from '../store/sql.js'
 import { deleteStatusVersions } from '../store/status.js'
 import type { OutboxEvent } from '../events/outbox.js'
-import { NONE, type MeterActor, type Turn } from './meter-actor.js'
+import type { MeterActor, Turn } from './meter-actor.js'
+import { flagTurn, restateTurn, statusReportsOf } from './turn-phases.js'
+import { NONE } from './turn-lists.js'
 import type { ActorEnv } from './actor-env.js'
 import type { Joined } from './actor-reading.js'
 import { NEIGHBOURHOOD } from './quality/index.js'
@@ -156,13 +158,15 @@ async function phases(env: ActorEnv, turns: Turn[]): Promise<void> {
       .then((rows) => t.actor.addNeighbours(t, rows, far))
   })
   const now = chTime(env.now())
-  step(turns, (t) => t.actor.flag(t, now))
+  step(turns, (t) => flagTurn(env, t, now))
   await stepAsync(turns, (t) =>
     t.restate.length
-      ? h.rows(t.meter.workspace_id, t.meter.id, t.restate).then((rows) => t.actor.restate(t, rows))
+      ? h
+          .rows(t.meter.workspace_id, t.meter.id, t.restate)
+          .then((rows) => restateTurn(env, t, rows))
       : null,
   )
-  step(turns, (t) => t.actor.statusReports(t))
+  step(turns, (t) => statusReportsOf(env, t))
   await write(env, turns)
   // Status changes, one outbox write per workspace: a failed write fails the turns it carried.
   const changes = new Map<number, { events: OutboxEvent[]; turns: Turn[] }>()
