@@ -16,13 +16,13 @@ import {
   keyParams,
   NEWEST,
   timelineReading,
-  VALID,
   type ReadingKey,
 } from './history-rows.js'
 import type { StoredReadingRow } from './reading-row.js'
 import { RECENT_MS } from './recent-first.js'
 import { chTime, parseChTime, type Sql } from './sql.js'
 import { latestStatusesOf, type LatestStatus } from './status.js'
+import { neighbourRows } from './history-neighbours.js'
 
 export interface MeterHistory {
   window: TimelineReading[]
@@ -66,8 +66,6 @@ const DAY = 86_400_000
  * WINDOW_ROWS of anything reporting at least every 39 minutes; 90 days of anything hourly.
  */
 const WINDOW_SPANS = [RECENT_MS, 90 * DAY, Infinity]
-/** How far before a late reading's time its neighbours are looked for first (`aroundRows`). */
-const NEIGHBOURHOOD_SPAN = RECENT_MS
 const KINDS: readonly Kind[] = ['consumption', 'saldo']
 
 export class HistoryLoader {
@@ -323,7 +321,7 @@ export class HistoryLoader {
       const n = Math.max(...[...round.values()].map((r) => r.n))
       const times = [...round.values()].map((r) => r.t)
       this.queries.neighbourhood++
-      const rows = await this.aroundRows(ws, ids, times, n)
+      const rows = await neighbourRows(this.sql, ws, ids, times, n)
       for (const r of rows) {
         const tr = timelineReading(r)
         for (const i of round.get(Number(r.meter_id))!.to)
@@ -331,60 +329,6 @@ export class HistoryLoader {
       }
     }
     return out.map((m) => [...m.values()])
-  }
-
-  /**
-   * Per kind, the `n` valid readings before and the `n` from each meter's time (`times`, in
-   * the order of `ids`): first from NEIGHBOURHOOD_SPAN before the round's earliest time on,
-   * then over the whole history for the meters that found fewer than `n` before their time
-   * there (the newest `n` before a time within the span are its newest `n` before it at all).
-   */
-  private async aroundRows(ws: number, ids: number[], times: number[], n: number): Promise<any[]> {
-    const since = chTime(Math.min(...times) - NEIGHBOURHOOD_SPAN)
-    const parts = await Promise.all(
-      KINDS.map(async (kind) => {
-        const near = await this.aroundQuery(ws, ids, times, n, kind, since)
-        const before = new Map<number, number>()
-        for (const r of near)
-          if (r.after === 0)
-            before.set(Number(r.meter_id), (before.get(Number(r.meter_id)) ?? 0) + 1)
-        const short = ids.flatMap((id, i) => ((before.get(id) ?? 0) >= n ? [] : [i]))
-        if (!short.length) return near
-        const shortIds = new Set(short.map((i) => ids[i]!))
-        const rest = await this.aroundQuery(
-          ws,
-          short.map((i) => ids[i]!),
-          short.map((i) => times[i]!),
-          n,
-          kind,
-        )
-        return near.filter((r) => !shortIds.has(Number(r.meter_id))).concat(rest)
-      }),
-    )
-    return parts.flat()
-  }
-
-  private aroundQuery(
-    ws: number,
-    ids: number[],
-    times: number[],
-    n: number,
-    kind: Kind,
-    since?: string,
-  ): Promise<any[]> {
-    const at =
-      "transform(meter_id, {ids:Array(UInt64)}, {tv:Array(DateTime64(3, 'UTC'))}, toDateTime64(0, 3, 'UTC'))"
-    const within = since ? "AND recorded_at >= {since:DateTime64(3, 'UTC')}" : ''
-    const base = `SELECT ${COLS} FROM readings WHERE workspace_id = {ws:UInt64}
-      AND meter_id IN {ids:Array(UInt64)} AND kind = {kind:String} ${within}`
-    return this.sql.query<any>(
-      `SELECT *, 0 AS after FROM (SELECT * FROM (${base} AND recorded_at < ${at} ${NEWEST})
-         WHERE ${VALID} ORDER BY meter_id, recorded_at DESC LIMIT ${n} BY meter_id)
-       UNION ALL
-       SELECT *, 1 AS after FROM (SELECT * FROM (${base} AND recorded_at >= ${at} ${NEWEST})
-         WHERE ${VALID} ORDER BY meter_id, recorded_at ASC LIMIT ${n} BY meter_id)`,
-      { ws, ids, tv: times.map(chTime), kind, ...(since ? { since } : {}) },
-    )
   }
 
   /** Full stored rows (newest version) for re-versioning readings whose flags changed. */
