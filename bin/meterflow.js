@@ -371,7 +371,8 @@ export async function main(argv = process.argv.slice(2), env = process.env) {
     }
     if (name === 'decode' && !opts.remote) {
       // The telegram analyzer runs here, on the service's WASM decoder (npm run build)
-      const { analyzeTelegram, formatAnalysis } = await import('../dist/decode/analyze.js')
+      const { analyzeTelegram } = await import('../dist/decode/analyze.js')
+      const { formatAnalysis } = await import('../dist/decode/analysis-text.js')
       const a = analyzeTelegram(
         decodeArgs(positional, opts).telegram,
         decodeArgs(positional, opts).key,

@@ -6,7 +6,8 @@ import { loadWasmCore } from '../../src/decode/core.js'
 import { decodeTelegramSync } from '../../src/decode/telegram.js'
 import { loadVectors } from './vectors.js'
 import { KNOWN_COMPACT_FORMATS, manufacturerCode } from '../../src/decode/known-formats.js'
-import { analyzeTelegram, formatAnalysis } from '../../src/decode/analyze.js'
+import { formatAnalysis } from '../../src/decode/analysis-text.js'
+import { analyzeTelegram } from '../../src/decode/analyze.js'
 
 const SEED = 0x5eed1234
 const TOTAL = Number(process.env.DECODE_FUZZ_N ?? 200_000)
