@@ -15,6 +15,7 @@ import type { MeterHistory } from '../store/history.js'
 import type { ReadingKey } from '../store/history-rows.js'
 import { rowHeads, writeReadingRow, type RowHeads, type RowOut } from '../store/reading-row.js'
 import {
+  KINDS,
   NEIGHBOURHOOD,
   type Kind,
   type MeterQualityContext,
@@ -34,7 +35,6 @@ import type { ActorReading, Joined } from './actor-reading.js'
 import { statusChanged, type NewestStatus, type StatusChange } from './status-change.js'
 import { append, NONE, readingKey } from './turn-lists.js'
 
-const KINDS: readonly Kind[] = ['consumption', 'saldo']
 /**
  * The window keeps the readings of the last WINDOW_SPAN_MS per kind and the NEIGHBOURHOOD
  * (97) valid ones before them, at most WINDOW_MAX: a reading that arrives up to that late,

@@ -1,5 +1,6 @@
 import {
   ALL_FAMILIES,
+  KINDS,
   FAMILY,
   FLAGS_OF,
   familyFlags,
@@ -23,7 +24,6 @@ import { InvalidReadings } from './invalid-readings.js'
 export { computeFlags } from './quality/index.js'
 export type { Kind, MeterQualityContext, QualityFlag, TimelineReading } from './quality/index.js'
 
-const KINDS: readonly Kind[] = ['consumption', 'saldo']
 const other = (k: Kind): Kind => (k === 'saldo' ? 'consumption' : 'saldo')
 
 function copy(r: TimelineReading): TimelineReading {

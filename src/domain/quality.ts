@@ -1,6 +1,9 @@
 /** Reading kinds. */
 export type Kind = 'consumption' | 'saldo'
 
+/** Both kinds, in the order readings of one time are listed (consumption first). */
+export const KINDS: readonly Kind[] = ['consumption', 'saldo']
+
 /** Data-quality flags of a reading (api-v1.md). */
 export type QualityFlag =
   | 'unit_mismatch'

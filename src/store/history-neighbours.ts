@@ -1,11 +1,10 @@
 // A late reading's stored neighbours (HistoryLoader.neighbourhood): per kind, the valid
 // readings just before and from each asked time, for many meters in one query.
-import type { Kind } from '../domain/quality.js'
+import { KINDS, type Kind } from '../domain/quality.js'
 import { COLS, NEWEST, VALID } from './history-rows.js'
 import { RECENT_MS } from './recent-first.js'
 import { chTime, type Sql } from './sql.js'
 
-const KINDS: readonly Kind[] = ['consumption', 'saldo']
 /** How far before a late reading's time its neighbours are looked for first. */
 const NEIGHBOURHOOD_SPAN = RECENT_MS
 

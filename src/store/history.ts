@@ -8,7 +8,7 @@
 // neighbourhood and row look-ups need the newest version of each key; they take it with
 // ORDER BY version DESC LIMIT 1 BY key over the few keys of the meters asked for (validity
 // does not change between versions: only neighbour flag families are ever re-versioned).
-import type { Kind, TimelineReading } from '../domain/quality.js'
+import { KINDS, type Kind, type TimelineReading } from '../domain/quality.js'
 import { Coalescer } from './coalescer.js'
 import {
   COLS,
@@ -66,7 +66,6 @@ const DAY = 86_400_000
  * WINDOW_ROWS of anything reporting at least every 39 minutes; 90 days of anything hourly.
  */
 const WINDOW_SPANS = [RECENT_MS, 90 * DAY, Infinity]
-const KINDS: readonly Kind[] = ['consumption', 'saldo']
 
 export class HistoryLoader {
   private readonly windows = new Coalescer<number, MeterHistory>((ws, ids) => this.fetch(ws, ids))

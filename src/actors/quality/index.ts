@@ -7,6 +7,7 @@ import { NO_FLAGS, Series } from './series.js'
 import {
   isValid,
   sortFlags,
+  KINDS,
   type Kind,
   type MeterQualityContext,
   type QualityFlag,
@@ -146,7 +147,7 @@ export function computeFlags(sorted: TimelineReading[], ctx: MeterQualityContext
   }
 
   const flagsByKey = new Map<string, QualityFlag[]>()
-  for (const kind of ['consumption', 'saldo'] as const) {
+  for (const kind of KINDS) {
     const arr = view[kind]
     for (let i = 0; i < arr.length; i++)
       flagsByKey.set(key(kind, arr.t(i)), sortFlags(familyFlags(view, kind, i, ctx, ALL_FAMILIES)))
