@@ -52,7 +52,7 @@ export function itemsOf(raw: DrawnReading[], at: (min: number) => string): Dealt
 export const sortedItems = (items: DealtItem[]) =>
   [...items].sort((x, y) => x.recorded_at.localeCompare(y.recorded_at))
 
-/** A seeded generator of integers below n, and a shuffle by it. */
+/** A seeded generator of integers below n, a shuffle by it, and a deal into requests. */
 export function dealer(seed: number) {
   let x = seed
   const below = (n: number) => {
@@ -68,5 +68,11 @@ export function dealer(seed: number) {
     }
     return out
   }
-  return { below, shuffle }
+  /** `items` dealt at random into up to `requests` bodies (the empty ones left out). */
+  const deal = <T>(items: readonly T[], requests: number): T[][] => {
+    const bodies: T[][] = Array.from({ length: requests }, () => [])
+    for (const it of items) bodies[below(requests)]!.push(it)
+    return bodies.filter((b) => b.length)
+  }
+  return { below, shuffle, deal }
 }

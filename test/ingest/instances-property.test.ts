@@ -12,6 +12,7 @@ import t from 'tap'
 import type { CoordMeterLocks } from '../../src/actors/meter-locks.js'
 import type { ActorRegistry } from '../../src/actors/registry.js'
 import type { IngestPipeline } from '../../src/ingest/pipeline.js'
+import type { IngestOutcome } from '../../src/ingest/types.js'
 import type { HistoryLoader } from '../../src/store/history.js'
 import { dealer, drawnReadings, itemsOf, sortedItems } from '../helpers/dealt-readings.js'
 import { redisAvailable, REDIS_SKIP_NOTICE, startRedis } from '../helpers/redis.js'
@@ -80,6 +81,12 @@ if (!redisAvailable({ own: true })) {
     return rows.map((r) => ({ ...r, value: Number(r.value), flags: [...r.flags].sort() }))
   }
 
+  /** The items of these answers that were neither stored nor a duplicate. */
+  const neither = (answers: IngestOutcome[]) =>
+    answers.flatMap((a) =>
+      a.results.filter((r) => r.status !== 'created' && r.status !== 'duplicate'),
+    )
+
   const meters = 3
   let run = 0
   let handedOver = 0
@@ -113,34 +120,24 @@ if (!redisAvailable({ own: true })) {
           })
           t.equal(ref.accepted, items.length)
 
-          const { below: rnd, shuffle } = dealer(seed)
+          const { below: rnd, shuffle, deal } = dealer(seed)
           const shuffled = shuffle(items)
           const perWave = Math.ceil(items.length / waves)
           let accepted = 0
           for (let w = 0; w * perWave < shuffled.length; w++) {
             const wave = shuffled.slice(w * perWave, (w + 1) * perWave)
             const resent = opts.again && w > 0 ? shuffled.slice(0, 1 + rnd(w * perWave)) : []
-            const bodies: (typeof wave)[] = Array.from({ length: requests }, () => [])
-            for (const it of [...wave, ...resent]) bodies[rnd(requests)]!.push(it)
             const answers = await Promise.all(
-              bodies
-                .filter((b) => b.length)
-                .map((b) =>
-                  instances[rnd(2)]!.ingest.ingest({
-                    workspaceId,
-                    items: b.map(({ m, ...i }) => ({ ...i, meter: name('b', m) })),
-                    source: 'report',
-                  }),
-                ),
+              deal([...wave, ...resent], requests).map((b) =>
+                instances[rnd(2)]!.ingest.ingest({
+                  workspaceId,
+                  items: b.map(({ m, ...i }) => ({ ...i, meter: name('b', m) })),
+                  source: 'report',
+                }),
+              ),
             )
             for (const a of answers) accepted += a.accepted
-            t.same(
-              answers.flatMap((a) =>
-                a.results.filter((r) => r.status !== 'created' && r.status !== 'duplicate'),
-              ),
-              [],
-              `wave ${w}: every reading stored or a duplicate`,
-            )
+            t.same(neither(answers), [], `wave ${w}: every reading stored or a duplicate`)
             t.equal(
               answers.reduce((n, a) => n + a.duplicates, 0),
               resent.length,
@@ -240,32 +237,21 @@ if (!redisAvailable({ own: true })) {
           })
           t.equal(ref.accepted, readings.length)
 
-          const { below: rnd, shuffle } = dealer(seed)
+          const { below: rnd, shuffle, deal } = dealer(seed)
           const copies = shuffle(
             readings.flatMap((r) => Array.from({ length: r.copies }, (_, gw) => item(r, gw))),
           )
           const perWave = Math.ceil(copies.length / waves)
           let created = 0
           for (let w = 0; w * perWave < copies.length; w++) {
-            const bodies: (typeof copies)[] = Array.from({ length: requests }, () => [])
-            for (const it of copies.slice(w * perWave, (w + 1) * perWave))
-              bodies[rnd(requests)]!.push(it)
             const answers = await Promise.all(
-              bodies
-                .filter((b) => b.length)
-                .map((b) =>
-                  instances[rnd(2)]!.ingest.ingest({ workspaceId, items: b, source: 'report' }),
-                ),
+              deal(copies.slice(w * perWave, (w + 1) * perWave), requests).map((b) =>
+                instances[rnd(2)]!.ingest.ingest({ workspaceId, items: b, source: 'report' }),
+              ),
             )
             created += answers.reduce((n, a) => n + a.accepted, 0)
             repeats += answers.reduce((n, a) => n + a.duplicates, 0)
-            t.same(
-              answers.flatMap((a) =>
-                a.results.filter((r) => r.status !== 'created' && r.status !== 'duplicate'),
-              ),
-              [],
-              `wave ${w}: every copy stored or a duplicate`,
-            )
+            t.same(neither(answers), [], `wave ${w}: every copy stored or a duplicate`)
           }
           t.equal(created, readings.length, `run ${tRun}: each telegram stored once`)
           for (let m = 0; m < meters; m++) {

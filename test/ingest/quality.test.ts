@@ -167,23 +167,19 @@ t.test('property: overlapping concurrent requests on the same meters → batch f
           body: { readings: sorted.map(({ m, ...i }) => ({ ...i, meter: name('a', m) })) },
         })
         t.equal(ref.status, 201)
-        const { below: rnd, shuffle } = dealer(seed)
+        const { shuffle, deal } = dealer(seed)
         // Each wave: `requests` concurrent requests, readings dealt at random (meters mixed).
         const perWave = Math.ceil(items.length / waves)
         const shuffled = shuffle(items)
         for (let w = 0; w * perWave < shuffled.length; w++) {
           const wave = shuffled.slice(w * perWave, (w + 1) * perWave)
-          const bodies: (typeof wave)[] = Array.from({ length: requests }, () => [])
-          for (const it of wave) bodies[rnd(requests)]!.push(it)
           const answers = await Promise.all(
-            bodies
-              .filter((b) => b.length)
-              .map((b) =>
-                s.call('POST', '/api/v1/reportData', {
-                  token,
-                  body: { readings: b.map(({ m, ...i }) => ({ ...i, meter: name('b', m) })) },
-                }),
-              ),
+            deal(wave, requests).map((b) =>
+              s.call('POST', '/api/v1/reportData', {
+                token,
+                body: { readings: b.map(({ m, ...i }) => ({ ...i, meter: name('b', m) })) },
+              }),
+            ),
           )
           for (const a of answers) t.equal(a.status, 201)
           if (forget)
