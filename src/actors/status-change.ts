@@ -1,4 +1,4 @@
-// The event a meter's turn emits when its status changed: \`meter.status_changed\`, only when
+// The event a meter's turn emits when its status changed: `meter.status_changed`, only when
 // the set of canonical statuses differs from the one before (docs/events.md).
 import type { Meter } from '../store/meter-row.js'
 
@@ -15,7 +15,7 @@ export interface NewestStatus {
   rawFlags: string[]
 }
 
-/** The event for a meter whose status moves from \`before\` to \`newest\`; null when the set is the same. */
+/** The event for a meter whose status moves from `before` to `newest`; null when the set is the same. */
 export function statusChanged(
   meter: Meter,
   before: { statuses: string[] } | null,
