@@ -29,10 +29,7 @@ if (!redisAvailable({ own: true })) {
   t.teardown(() => redis.stop())
   const s = await startTestServer({ REDIS_URL: redis.url })
   t.teardown(() => s.close())
-  const other = await secondInstance(s, redis.url, {
-    decoder: s.app.parts.decoder,
-    telegramRepeatWindowMs: 600_000,
-  })
+  const other = await secondInstance(s, redis.url)
   t.teardown(() => other.close())
   // Each run provisions six meters: past the default hourly cap within a run or two.
   const { workspaceId } = await s.tenant({ workspace: { provision_cap_per_hour: 1_000_000 } })
