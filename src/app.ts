@@ -5,7 +5,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import type { ActorRegistry } from './actors/registry.js'
+import { BOUNDS, type ActorRegistry } from './actors/registry.js'
 import type { AdminDeps } from './admin/deps.js'
 import { registerAdmin } from './admin/index.js'
 import type { ApiDeps } from './api/deps.js'
@@ -134,7 +134,9 @@ async function assemble(
     coord,
     store,
     tenants: new TenantRepo(store, coord),
-    meters: new MeterRepo(store, coord),
+    // As many new meters remembered as actors kept: a first contact of that many at once
+    // then loads no history it does not have.
+    meters: new MeterRepo(store, coord, { maxUnused: BOUNDS.maxActors }),
     groups: new GroupRepo(store),
     profiles: new ProfileRepo(store.sql, coord),
   }

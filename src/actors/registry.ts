@@ -43,7 +43,8 @@ export function registryBounds(heapLimit: number): { maxActors: number; maxReadi
   }
 }
 
-const BOUNDS = registryBounds(v8.getHeapStatistics().heap_size_limit)
+/** The bounds for this process's heap (`node --max-old-space-size` moves them). */
+export const BOUNDS = registryBounds(v8.getHeapStatistics().heap_size_limit)
 
 export class ActorRegistry {
   private readonly actors = new Map<number, MeterActor>()

@@ -7,8 +7,13 @@ import { fromRow, meterLine, meterWith, type Meter, type NewMeter } from './mete
 import { chTime } from './sql.js'
 import type { Store } from './store.js'
 
-/** Meters remembered as created here and not yet used by an actor (MeterRepo.takeUnused). */
-const MAX_UNUSED = 100_000
+/**
+ * Meters remembered as created here and not yet used by an actor (MeterRepo.takeUnused),
+ * unless the owner says otherwise. The service passes the actor registry's bound: a first
+ * contact of more meters than this at once (the requests queued behind one creation) made
+ * the oldest forgotten ones ask the store for a history they do not have.
+ */
+export const DEFAULT_MAX_UNUSED = 100_000
 
 /** One createMany call waiting for (or served under) the workspace's admission lock. */
 interface Creation {
@@ -56,6 +61,7 @@ export class MeterCreation {
     private readonly store: Store,
     private readonly coord: Coord,
     private readonly meters: MeterIndexAccess,
+    private readonly maxUnused = DEFAULT_MAX_UNUSED,
   ) {
     this.creating = new Exclusive(coord, {
       ttlMs: 10_000,
@@ -202,7 +208,7 @@ export class MeterCreation {
     }
     // Forgetting the oldest only costs their first actors a look-up in the store.
     for (const id of this.unused) {
-      if (this.unused.size <= MAX_UNUSED) break
+      if (this.unused.size <= this.maxUnused) break
       this.unused.delete(id)
     }
     await this.meters.announce(ws)

@@ -19,17 +19,27 @@ export class MeterRepo {
    */
   private readonly changes: GroupCommit
 
+  /**
+   * `maxUnused`: how many meters created here are remembered until their first actor, which
+   * then needs no history from the store (meter-creation.ts).
+   */
   constructor(
     private readonly store: Store,
     private readonly coord: Coord,
+    opts: { maxUnused?: number } = {},
   ) {
     this.sql = store.sql
     this.changes = new GroupCommit(store.sql, 'meters')
     this.generations = new Generations(coord, 'meters')
-    this.creation = new MeterCreation(store, coord, {
-      index: (ws) => this.index(ws),
-      announce: (ws) => this.announce(ws),
-    })
+    this.creation = new MeterCreation(
+      store,
+      coord,
+      {
+        index: (ws) => this.index(ws),
+        announce: (ws) => this.announce(ws),
+      },
+      opts.maxUnused,
+    )
   }
 
   private readonly instance = `${process.pid}-${Math.random().toString(36).slice(2)}`
