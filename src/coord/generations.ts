@@ -10,7 +10,7 @@ import type { Coord } from './coord.js'
 export const CACHE_CHECK_MS = 1000
 
 export class Generations {
-  private readonly seen = new Map<string, { gen: string; checkedAt: number }>()
+  private readonly seen = new Map<string, { gen: string; checkedAt: number; ahead?: Set<number> }>()
 
   constructor(
     private readonly coord: Coord,
@@ -37,25 +37,57 @@ export class Generations {
     this.seen.set(String(k), { gen: gen ?? '?', checkedAt: this.now() })
   }
 
-  /** True when the entry loaded for `k` is older than the shared generation. */
-  async stale(k: string | number): Promise<boolean> {
+  /**
+   * True when the entry loaded for `k` is older than the shared generation. `settle`, where
+   * a cache applies other instances' changes from their messages: awaited when the entry is
+   * behind, for the changes whose messages are being applied; stale only if still behind.
+   */
+  async stale(k: string | number, settle?: () => Promise<unknown>): Promise<boolean> {
     const s = this.seen.get(String(k))
     if (!s) return true
     const now = this.now()
     if (now - s.checkedAt < this.checkEveryMs) return false
     s.checkedAt = now
     const gen = await this.read(k)
-    return gen !== null && gen !== s.gen
+    if (gen === null || gen === s.gen) return false
+    // Lower than ours: the shared counter was lost (Redis restarted empty).
+    if (!settle || !(Number(gen) > Number(s.gen))) return true
+    await settle()
+    return !(this.seenGen(k) >= Number(gen))
   }
 
   /**
-   * After a change made here: bumps the shared generation. When nobody else changed `k`
-   * since our load, our own (already updated) entry stays current.
+   * After a change made here: bumps the shared generation and returns it (null when the
+   * coordination store could not be reached). When nobody else changed `k` since our load,
+   * our own (already updated) entry stays current.
    */
-  async bump(k: string | number): Promise<void> {
+  async bump(k: string | number): Promise<number | null> {
     const n = await this.coord.incr(this.key(k)).catch(() => null)
+    if (n !== null) this.known(k, n)
+    return n
+  }
+
+  /** The generation the entry for `k` is known current at (NaN: none, or not a number). */
+  seenGen(k: string | number): number {
     const s = this.seen.get(String(k))
-    if (n !== null && s && (Number(s.gen) || 0) + 1 === n) s.gen = String(n)
+    return s ? Number(s.gen || 0) : NaN
+  }
+
+  /**
+   * The entry for `k` now holds the change that made generation `gen` (made here, or another
+   * instance's applied from its message). It is current at `gen` once every generation
+   * before it is held too; changes known out of order wait for the ones between.
+   */
+  known(k: string | number, gen: number): void {
+    const s = this.seen.get(String(k))
+    if (!s) return
+    let at = Number(s.gen || 0)
+    if (!(gen > at)) return
+    const ahead = (s.ahead ??= new Set())
+    ahead.add(gen)
+    while (ahead.delete(at + 1)) at++
+    s.gen = String(at)
+    if (!ahead.size) delete s.ahead
   }
 
   forget(k?: string | number): void {

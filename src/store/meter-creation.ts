@@ -34,8 +34,8 @@ export interface WorkspaceIndex {
 /** What creation needs of the index it adds to. */
 export interface MeterIndexAccess {
   index(ws: number): Promise<WorkspaceIndex>
-  /** Tells every instance the workspace's meters changed. */
-  announce(ws: number): Promise<void>
+  /** Tells every instance these meters of the workspace changed. */
+  announce(ws: number, ids: readonly number[]): Promise<void>
 }
 
 /**
@@ -211,7 +211,10 @@ export class MeterCreation {
       if (this.unused.size <= this.maxUnused) break
       this.unused.delete(id)
     }
-    await this.meters.announce(ws)
+    await this.meters.announce(
+      ws,
+      meters.map((m) => m.id),
+    )
   }
 
   /**
