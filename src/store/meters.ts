@@ -1,6 +1,6 @@
 // Meters: versioned rows in ClickHouse, served from a per-workspace in-memory index so the
 // ingest path resolves identifiers without a query. Writes update the local index and tell
-// other instances (coord pub/sub) to drop theirs.
+// other instances (coord pub/sub) which meters changed; theirs take those rows (`heard`).
 import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
 import { GroupCommit } from './group-commit.js'
