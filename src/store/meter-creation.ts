@@ -3,6 +3,7 @@
 // meters one id range and one INSERT. The index the new meters join is MeterRepo's.
 import { Exclusive } from '../coord/exclusive.js'
 import type { Coord } from '../coord/coord.js'
+import { reindex, type WorkspaceIndex } from './meter-index.js'
 import { fromRow, meterLine, meterWith, type Meter, type NewMeter } from './meter-row.js'
 import { chTime } from './sql.js'
 import type { Store } from './store.js'
@@ -23,12 +24,6 @@ interface Creation {
   reject: (err: unknown) => void
   /** Why this call failed (its admission threw, or the INSERT did). */
   failed?: unknown
-}
-
-/** A workspace's meters by identifier and by id (MeterRepo's index). */
-export interface WorkspaceIndex {
-  byIdentifier: Map<string, Meter>
-  byId: Map<number, Meter>
 }
 
 /** What creation needs of the index it adds to. */
@@ -183,11 +178,7 @@ export class MeterCreation {
       'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND id IN {ids:Array(UInt64)} AND deleted = 0',
       { ws, ids: ids.map((r) => Number(r.id)) },
     )
-    for (const r of rows) {
-      const m = fromRow(r)
-      idx.byIdentifier.set(m.meter_identifier, m)
-      idx.byId.set(m.id, m)
-    }
+    for (const r of rows) reindex(idx, fromRow(r))
   }
 
   /** One id range, one INSERT; then the index and every instance know the new meters. */
@@ -202,8 +193,7 @@ export class MeterCreation {
     for (const m of meters) body += meterLine(m, version, 0, createdAt)
     await this.store.sql.insert('meters', body)
     for (const m of meters) {
-      idx.byIdentifier.set(m.meter_identifier, m)
-      idx.byId.set(m.id, m)
+      reindex(idx, m)
       this.unused.add(m.id)
     }
     // Forgetting the oldest only costs their first actors a look-up in the store.

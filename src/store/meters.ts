@@ -4,7 +4,8 @@
 import type { Coord } from '../coord/coord.js'
 import { Generations } from '../coord/generations.js'
 import { GroupCommit } from './group-commit.js'
-import { MeterCreation, type Admit, type Created, type WorkspaceIndex } from './meter-creation.js'
+import { MeterCreation, type Admit, type Created } from './meter-creation.js'
+import { reindex, unindex, type WorkspaceIndex } from './meter-index.js'
 import { fromRow, meterLine, meterWith, type Meter, type NewMeter } from './meter-row.js'
 import { chTime, type Sql } from './sql.js'
 import type { Store } from './store.js'
@@ -288,22 +289,6 @@ export class MeterRepo {
     unindex(await this.index(m.workspace_id), m)
     await this.announce(m.workspace_id, [m.id])
   }
-}
-
-/** A meter's current version into the index (its identifier may have changed). */
-function reindex(idx: WorkspaceIndex, m: Meter): void {
-  const old = idx.byId.get(m.id)
-  if (old && old.meter_identifier !== m.meter_identifier)
-    idx.byIdentifier.delete(old.meter_identifier)
-  idx.byId.set(m.id, m)
-  idx.byIdentifier.set(m.meter_identifier, m)
-}
-
-function unindex(idx: WorkspaceIndex, m: Meter): void {
-  const old = idx.byId.get(m.id)
-  idx.byId.delete(m.id)
-  for (const name of [old?.meter_identifier, m.meter_identifier])
-    if (name !== undefined && idx.byIdentifier.get(name)?.id === m.id) idx.byIdentifier.delete(name)
 }
 
 /** Ids as runs (`7`, `100-399`), comma-separated: a creation's ids are one range. */
