@@ -31,6 +31,27 @@ if (!redisAvailable()) {
   })
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+  t.test('a meter created on another instance: found without reloading the index', async (t) => {
+    const { workspaceId: ws } = await s.tenant()
+    const meters = s.app.parts.meters as unknown as { load: (ws: number) => Promise<unknown> }
+    const load = meters.load.bind(meters)
+    let wholeLoads = 0
+    meters.load = (w) => (wholeLoads++, load(w))
+    t.teardown(() => void (meters.load = load))
+    t.equal(await s.app.parts.meters.byIdentifier(ws, 'n1'), null, 'loaded, without n1')
+    const b = new MeterRepo(s.app.parts.store, coordB)
+    await b.createMany(ws, [newMeter('n1'), newMeter('n2')])
+    let found = null
+    for (let i = 0; i < 100 && !found; i++) {
+      found = await s.app.parts.meters.byIdentifier(ws, 'n2')
+      if (!found) await sleep(10)
+    }
+    t.ok(found, 'the message over Redis named it')
+    await sleep(CACHE_CHECK_MS + 100)
+    t.ok(await s.app.parts.meters.byIdentifier(ws, 'n1'))
+    t.equal(wholeLoads, 1, 'one load, before the creation')
+  })
+
   t.test('a removed meter stops accepting readings although the message was lost', async (t) => {
     const { workspaceId: ws, token } = await s.tenant()
     const made = await s.app.parts.meters.create(
