@@ -16,6 +16,8 @@ export class MeterRepo {
   /** Per workspace: other instances' changes being applied, one after another. */
   private readonly applying = new Map<number, Promise<void>>()
   private readonly creation: MeterCreation
+  /** Workspace indexes loaded whole (tests and probes; as HistoryLoader.queries). */
+  wholeLoads = 0
   /**
    * Changes of single meters (save, delete): concurrent admin calls share one INSERT. An
    * INSERT per call wrote a part per call (~15–25 ms of chDB CPU each on the bench disk).
@@ -121,6 +123,7 @@ export class MeterRepo {
   }
 
   private async load(ws: number): Promise<WorkspaceIndex> {
+    this.wholeLoads++
     const rows = await this.sql.query(
       'SELECT * FROM meters FINAL WHERE workspace_id = {ws:UInt64} AND deleted = 0',
       { ws },
